@@ -1,0 +1,322 @@
+/*
+ * gdn.h — the one public header of gdn, a library that computes the Gated DeltaNet
+ * recurrence (the linear-attention layer of Qwen3-Next, Qwen3.5 and Qwen3.6).
+ *
+ * What is computed, per sequence, per value head h (key head hk chosen by the head map),
+ * per token t, with the state S of shape [Dv][Dk] kept in float32:
+ *
+ *     decay = exp(g) | g | exp(-g)        (gate convention: log | linear | neglog)
+ *     S     = decay * S
+ *     delta = beta * (v - S k)            [Dv]
+ *     S     = S + delta k^T
+ *     y     = scale * (S q)               [Dv]
+ *
+ * One call (gdn_forward) covers decode (T = 1), prefill (T tokens) and speculative-decoding
+ * verify (T draft tokens, optionally capturing the state after every token).
+ *
+ * Conventions: every function returns a gdn_status (or is documented not to fail); the library
+ * never aborts, never prints, and never allocates in gdn_forward. On any non-success status no
+ * output, state or capture buffer has been written: all arguments are validated before the first
+ * write. gdn_last_error() names the argument at fault.
+ *
+ * Thread safety: a context may be used by one thread at a time; distinct contexts are independent.
+ */
+#ifndef GDN_GDN_H
+#define GDN_GDN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(GDN_SHARED)
+#  ifdef GDN_BUILDING
+#    define GDN_API __declspec(dllexport)
+#  else
+#    define GDN_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define GDN_API __attribute__((visibility("default")))
+#else
+#  define GDN_API
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------------------------- */
+
+/** Major version: changes when the ABI or a stable number changes incompatibly. */
+#define GDN_VERSION_MAJOR 0
+/** Minor version: new features, compatible. */
+#define GDN_VERSION_MINOR 1
+/** Patch version: fixes only. */
+#define GDN_VERSION_PATCH 0
+/** The version as one integer, MAJOR*10000 + MINOR*100 + PATCH. */
+#define GDN_VERSION (GDN_VERSION_MAJOR * 10000 + GDN_VERSION_MINOR * 100 + GDN_VERSION_PATCH)
+
+/** The version of the library linked at run time, encoded as GDN_VERSION. Never fails. */
+GDN_API int gdn_version(void);
+
+/** The version of the library linked at run time as "MAJOR.MINOR.PATCH". Never fails; static string. */
+GDN_API const char *gdn_version_string(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Status
+ * ------------------------------------------------------------------------------------------- */
+
+/** Result of every fallible call. The numbers are stable: they never change once released. */
+typedef enum gdn_status {
+    GDN_STATUS_SUCCESS = 0,             /**< Done; every output was written. */
+    GDN_STATUS_INVALID_ARGUMENT = 1,    /**< An argument is wrong (null, out of range, inconsistent). */
+    GDN_STATUS_UNSUPPORTED = 2,         /**< Valid, but this build or backend does not implement it. */
+    GDN_STATUS_OUT_OF_MEMORY = 3,       /**< An allocation (context creation only) failed. */
+    GDN_STATUS_BACKEND_UNAVAILABLE = 4, /**< The requested backend or ISA is absent on this machine. */
+    GDN_STATUS_INTERNAL = 5             /**< A bug in gdn: please report it with gdn_last_error(). */
+} gdn_status;
+
+/** A short constant description of a status ("invalid argument", ...). Unknown values give
+ *  "unknown status". Never fails; never NULL. */
+GDN_API const char *gdn_status_string(gdn_status status);
+
+/* ---------------------------------------------------------------------------------------------
+ * Enumerations
+ * ------------------------------------------------------------------------------------------- */
+
+/** Where the work runs. */
+typedef enum gdn_backend {
+    GDN_BACKEND_CPU = 0, /**< x86-64 (or portable C) threads. */
+    GDN_BACKEND_CUDA = 1 /**< NVIDIA GPU; device pointers. Not available in this version. */
+} gdn_backend;
+
+/** CPU instruction set of the kernels. AUTO picks the best one the CPU and OS support; the
+ *  environment variable GDN_ISA=scalar|avx2|avx512 overrides AUTO (not an explicit choice). */
+typedef enum gdn_isa {
+    GDN_ISA_AUTO = 0,   /**< Best available (or GDN_ISA from the environment). */
+    GDN_ISA_SCALAR = 1, /**< Portable C. Always available. */
+    GDN_ISA_AVX2 = 2,   /**< AVX2 + FMA + F16C. */
+    GDN_ISA_AVX512 = 3  /**< AVX-512 F/BW/VL/DQ (+ BF16 conversions when present). */
+} gdn_isa;
+
+/** Which key head a value head reads (requires num_v_heads % num_k_heads == 0, r = Hv/Hk). */
+typedef enum gdn_head_map {
+    GDN_HEADS_GROUPED = 0, /**< hk = h / r  (HF transformers, fla, vLLM, MLX-LM). */
+    GDN_HEADS_TILED = 1    /**< hk = h % Hk (llama.cpp GGUF, mlx-native). */
+} gdn_head_map;
+
+/** How the per-token gate tensor g turns into the multiplicative decay. */
+typedef enum gdn_gate {
+    GDN_GATE_LOG = 0,    /**< decay = exp(g), g <= 0 (HF, fla, vLLM, ggml). */
+    GDN_GATE_LINEAR = 1, /**< decay = g, in [0,1] (MLX-LM, metaltile, FlashInfer prefill). */
+    GDN_GATE_NEGLOG = 2, /**< decay = exp(-g), g >= 0 (mlx-native). */
+    GDN_GATE_RAW = 3     /**< Fused gate: the g tensor holds a, the beta tensor holds b;
+                              g = -exp(A_log[h]) * softplus(a + dt_bias[h]) (softplus threshold 20),
+                              decay = exp(g), beta = sigmoid(b). Needs A_log and dt_bias. */
+} gdn_gate;
+
+/** Memory order of one head's state. */
+typedef enum gdn_state_layout {
+    GDN_STATE_VK = 0, /**< [Dv][Dk]: S[v][k] (ggml, MLX, vLLM, FlashInfer, fla state_v_first). */
+    GDN_STATE_KV = 1  /**< [Dk][Dv]: S^T (HF transformers, fla default). */
+} gdn_state_layout;
+
+/** Element types. */
+typedef enum gdn_dtype {
+    GDN_DTYPE_F32 = 0,  /**< IEEE binary32. */
+    GDN_DTYPE_BF16 = 1, /**< bfloat16 (upper half of a binary32). */
+    GDN_DTYPE_F16 = 2   /**< IEEE binary16. */
+} gdn_dtype;
+
+/** Element type of index arrays (cu_seqlens). */
+typedef enum gdn_index_type {
+    GDN_INDEX_I32 = 0, /**< int32_t */
+    GDN_INDEX_I64 = 1  /**< int64_t */
+} gdn_index_type;
+
+/** Algorithm for multi-token work. Both compute the same function (to rounding). */
+typedef enum gdn_algo {
+    GDN_ALGO_AUTO = 0,      /**< Chosen by size. */
+    GDN_ALGO_RECURRENT = 1, /**< Token loop, state kept on chip. */
+    GDN_ALGO_CHUNKED = 2    /**< Chunkwise-parallel (WY/UT). Not available in this version. */
+} gdn_algo;
+
+/** Whether, and where, the state after every token is written. */
+typedef enum gdn_capture_mode {
+    GDN_CAPTURE_NONE = 0,  /**< No capture. */
+    GDN_CAPTURE_DENSE = 1, /**< states[b][t][h] = state after token t (dense [B,T,...] or packed [1,T_total,...]). */
+    GDN_CAPTURE_SLOTS = 2  /**< pool[slot(n,t)][h] = state after token t of sequence n. */
+} gdn_capture_mode;
+
+/* ---------------------------------------------------------------------------------------------
+ * Context
+ * ------------------------------------------------------------------------------------------- */
+
+/** An opaque handle: backend, threads, kernel table, scratch memory and the last error message. */
+typedef struct gdn_context gdn_context;
+
+/** How to create a context. Zero-initialise it ({0}) for the defaults: CPU, all cores, best ISA. */
+typedef struct gdn_context_desc {
+    gdn_backend backend; /**< GDN_BACKEND_CPU (default). */
+    int num_threads;     /**< CPU threads; 0 = one per available core. Must be >= 0. */
+    gdn_isa isa;         /**< CPU kernels; GDN_ISA_AUTO (default) or a forced ISA. */
+    int device;          /**< CUDA device ordinal (CUDA backend only). */
+    void *stream;        /**< cudaStream_t to run on (CUDA backend only); NULL = default stream. */
+} gdn_context_desc;
+
+/**
+ * Create a context.
+ * @param desc  NULL for the defaults, else the settings above.
+ * @param out   receives the context; set to NULL on failure.
+ * @return GDN_STATUS_INVALID_ARGUMENT (out NULL, num_threads < 0, unknown enum),
+ *         GDN_STATUS_BACKEND_UNAVAILABLE (CUDA not built in or no device; forced ISA the CPU lacks),
+ *         GDN_STATUS_OUT_OF_MEMORY. The message of a failed creation is read with gdn_last_error(NULL)
+ *         on the same thread.
+ */
+GDN_API gdn_status gdn_context_create(const gdn_context_desc *desc, gdn_context **out);
+
+/** Destroy a context and free its memory. Accepts NULL. Never fails. */
+GDN_API void gdn_context_destroy(gdn_context *ctx);
+
+/** The message of the last failed call on ctx, naming the argument and the problem
+ *  ("v: expected shape [2,16,32,128], got [2,16,32,64]"), or "" after a success.
+ *  With ctx NULL: the message of this thread's last failed gdn_context_create.
+ *  Valid until the next call on ctx. Never NULL. */
+GDN_API const char *gdn_last_error(const gdn_context *ctx);
+
+/** The ISA of the kernels ctx runs (never GDN_ISA_AUTO); the CUDA backend returns GDN_ISA_AUTO. */
+GDN_API gdn_isa gdn_context_isa(const gdn_context *ctx);
+
+/** The number of CPU threads ctx runs on. */
+GDN_API int gdn_context_num_threads(const gdn_context *ctx);
+
+/** The name of the kernel ctx uses for a problem with this key dimension, e.g.
+ *  "recurrent_f32__avx512" (sizes the SIMD kernels do not cover run on the scalar kernel). */
+GDN_API const char *gdn_context_kernel_name(const gdn_context *ctx, int k_dim);
+
+/** Short lower-case name of an ISA ("scalar", "avx2", "avx512", "auto"). Never NULL. */
+GDN_API const char *gdn_isa_name(gdn_isa isa);
+
+/** Whether this CPU and OS can run an ISA (CPUID + XGETBV). GDN_ISA_SCALAR and AUTO: always 1. */
+GDN_API int gdn_cpu_supports(gdn_isa isa);
+
+/* ---------------------------------------------------------------------------------------------
+ * Problem, batch and tensors
+ * ------------------------------------------------------------------------------------------- */
+
+/** The layer: head counts, dimensions and conventions. Zero-initialise, then set the four sizes:
+ *  the zero values of every other field are the defaults (grouped, log gate, scale Dk^-1/2,
+ *  no in-kernel L2 norm, [Dv][Dk] state, f32 everything, automatic algorithm). */
+typedef struct gdn_problem {
+    int num_k_heads; /**< Hk >= 1: heads of q and k. */
+    int num_v_heads; /**< Hv >= 1, a multiple of Hk: heads of v, g, beta, out and state. */
+    int k_dim;       /**< Dk >= 1 (<= 256). */
+    int v_dim;       /**< Dv >= 1 (<= 256). */
+    gdn_head_map head_map;     /**< Key head of each value head. */
+    gdn_gate gate;             /**< Meaning of g (and beta, for GDN_GATE_RAW). */
+    float scale;               /**< Output scale; 0 means 1/sqrt(Dk). Must be finite. */
+    int qk_l2norm;             /**< Nonzero: q and k are L2-normalised in the kernel,
+                                    x * rsqrt(sum(x^2) + 1e-6), per token and key head. */
+    gdn_state_layout state_layout; /**< Order of a head's state (pool and capture). */
+    gdn_dtype dtype;           /**< Type of q, k, v. */
+    gdn_dtype out_dtype;       /**< Type of out. */
+    gdn_dtype gate_dtype;      /**< Type of g and beta: GDN_DTYPE_F32 or the same as dtype. */
+    gdn_dtype state_dtype;     /**< Type of stored states: GDN_DTYPE_F32 (the only one so far). */
+    gdn_algo algo;             /**< Algorithm for multi-token calls. */
+} gdn_problem;
+
+/** The tokens of one call: dense [B,T], or N packed variable-length sequences. */
+typedef struct gdn_batch {
+    int64_t batch_size;      /**< B >= 1; must be 1 when packed. */
+    int64_t seq_len;         /**< T >= 0 tokens per sequence (dense) or T_total (packed). */
+    int64_t num_seqs;        /**< N >= 1 when packed (cu_seqlens set); ignored when dense (N = B). */
+    const void *cu_seqlens;  /**< NULL (dense) or N+1 offsets: cu[0] = 0, non-decreasing,
+                                  cu[N] = T_total. Sequence n is tokens [cu[n], cu[n+1]). */
+    gdn_index_type cu_seqlens_type; /**< Element type of cu_seqlens. */
+} gdn_batch;
+
+/** Most dimensions a view has. */
+#define GDN_MAX_DIMS 5
+
+/** A strided view of a tensor. Shapes are checked exactly against the problem and batch. Strides
+ *  count elements (not bytes), must be >= 0, and may be all zero to mean C-contiguous. The library
+ *  never writes through the views of inputs. */
+typedef struct gdn_tensor {
+    void *data;                      /**< First element (host memory for the CPU backend). */
+    int ndim;                        /**< Number of dimensions. */
+    int64_t shape[GDN_MAX_DIMS];     /**< Extent of each dimension. */
+    int64_t strides[GDN_MAX_DIMS];   /**< Element stride of each dimension; all 0 = contiguous. */
+} gdn_tensor;
+
+/** A C-contiguous view of data with the given shape (ndim <= GDN_MAX_DIMS, else an empty view). */
+static inline gdn_tensor gdn_tensor_contiguous(const void *data, int ndim, const int64_t *shape)
+{
+    gdn_tensor t;
+    int i;
+    t.data = (void *)(uintptr_t)data;
+    t.ndim = (ndim >= 0 && ndim <= GDN_MAX_DIMS) ? ndim : 0;
+    for (i = 0; i < GDN_MAX_DIMS; i++) {
+        t.shape[i] = i < t.ndim ? shape[i] : 0;
+        t.strides[i] = 0;
+    }
+    return t;
+}
+
+/** Recurrent states in a pool of slots; sequence n starts from slot read_slots[n] and its final
+ *  state goes to slot write_slots[n]. Equal slots update in place. */
+typedef struct gdn_state {
+    gdn_tensor pool;            /**< f32 [num_slots, Hv, Dv, Dk] ([..., Dk, Dv] for GDN_STATE_KV);
+                                     data NULL = no state: every sequence starts from zeros and no
+                                     final state is written. */
+    const int32_t *read_slots;  /**< [N]: the slot each sequence starts from; NULL = slot n;
+                                     a negative entry = start from zeros. */
+    const int32_t *write_slots; /**< [N]: the slot that receives each final state; NULL = the read
+                                     slot; a negative entry = do not write it. Written slots must be
+                                     distinct and must not be read by another sequence. */
+} gdn_state;
+
+/** Optional capture of the state after every token (speculative-decoding verify). */
+typedef struct gdn_capture {
+    gdn_capture_mode mode;  /**< NONE (default), DENSE or SLOTS. */
+    gdn_tensor states;      /**< f32. DENSE: [B, T, Hv, Dv, Dk] (packed: [1, T_total, ...]);
+                                 SLOTS: a pool [num_slots, Hv, Dv, Dk]; [..., Dk, Dv] for
+                                 GDN_STATE_KV. May be the state pool itself. */
+    const int32_t *slots;   /**< SLOTS: slot of the state after token t of sequence n; negative = skip.
+                                 Indexed slots[n * slots_stride + t] when slots_stride > 0, else by
+                                 the token's position in the batch (b*T + t dense, cu[n] + t packed).
+                                 Captured slots must be distinct and distinct from every read or
+                                 written state slot of another sequence (when the pools are the same). */
+    int64_t slots_stride;   /**< Row length of the slot table (>= the longest sequence), or 0. */
+} gdn_capture;
+
+/** The tensors of one call. Dense shapes are listed; packed batches use B = 1, T = T_total. */
+typedef struct gdn_tensors {
+    gdn_tensor q;       /**< [B, T, Hk, Dk], problem.dtype. */
+    gdn_tensor k;       /**< [B, T, Hk, Dk], problem.dtype. */
+    gdn_tensor v;       /**< [B, T, Hv, Dv], problem.dtype. */
+    gdn_tensor g;       /**< [B, T, Hv], problem.gate_dtype (the raw `a` for GDN_GATE_RAW). */
+    gdn_tensor beta;    /**< [B, T, Hv], problem.gate_dtype (the raw `b` for GDN_GATE_RAW). */
+    const float *A_log;   /**< [Hv] f32, GDN_GATE_RAW only (else ignored). */
+    const float *dt_bias; /**< [Hv] f32, GDN_GATE_RAW only (else ignored). */
+    gdn_tensor out;     /**< [B, T, Hv, Dv], problem.out_dtype; data NULL = no output (replay). */
+    gdn_state state;    /**< Initial and final states. */
+    gdn_capture capture; /**< Per-token states. */
+} gdn_tensors;
+
+/**
+ * Run the recurrence over a batch: decode (T = 1), prefill, or verify with capture.
+ * Sequences with no tokens copy their read state to their write slot (nothing when equal).
+ * Rollback by replay: keep the pre-verify state slot, and after accepting n draft tokens call
+ * again from that slot on the n accepted tokens with out.data = NULL.
+ * @return GDN_STATUS_INVALID_ARGUMENT for any bad argument (message names it),
+ *         GDN_STATUS_UNSUPPORTED for valid requests this version lacks (Dk or Dv > 256,
+ *         bf16 state storage, the chunked algorithm). Nothing is written unless SUCCESS.
+ */
+GDN_API gdn_status gdn_forward(gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
+                               const gdn_tensors *tensors);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GDN_GDN_H */

@@ -1,0 +1,75 @@
+/*
+ * check.h — the conformance engine: builds one test case (fresh random inputs with realistic
+ * ranges or decay extremes, views, pools, capture), runs gdn_forward and the float64 reference on
+ * the same rounded inputs, and compares. Shared by the CTest suites, `gdn check` and `gdn bench`.
+ * Internal to the project.
+ *
+ * Every run poisons outputs (NaN) first and puts guard sentinels after every output buffer; a
+ * case passes only when the status is SUCCESS, every compared value is finite, the guards are
+ * intact, untouched slots are untouched, and the relative RMS errors of output, final state and
+ * captures are within the tolerance (1e-5 for f32 compute with f32 outputs; bf16/f16 outputs add
+ * their rounding: 1e-2).
+ */
+#ifndef GDN_CHECK_H
+#define GDN_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "gdn/gdn.h"
+
+#define GDN_CHECK_MAX_SEQS 16
+
+typedef enum gdn_check_decay {
+    GDN_CHECK_DECAY_MODEL = 0, /* g from the model's gate formula with Qwen-like A_log, dt_bias */
+    GDN_CHECK_DECAY_SLOW = 1,  /* |g| in [1e-5, 1e-3] per token */
+    GDN_CHECK_DECAY_FAST = 2   /* |g| up to 30 per token */
+} gdn_check_decay;
+
+typedef enum gdn_check_pool {
+    GDN_CHECK_POOL_NONE = 0,     /* no state pool: start from zeros, no final state */
+    GDN_CHECK_POOL_INPLACE = 1,  /* pool with a random nonzero initial state, read slot == write slot */
+    GDN_CHECK_POOL_MOVE = 2      /* read and write slots differ (permuted), plus one sequence with
+                                    a negative read slot (zeros) where N > 1 */
+} gdn_check_pool;
+
+typedef struct gdn_check_case {
+    gdn_problem problem;
+    int64_t B, T;                              /* dense batch (ignored when n_seqs > 0) */
+    int n_seqs;                                /* > 0: packed with these lengths (may be 0) */
+    int64_t seq_lens[GDN_CHECK_MAX_SEQS];
+    gdn_check_decay decay;
+    gdn_check_pool pool;
+    gdn_capture_mode capture;
+    int strided;                               /* nonzero: padded, non-contiguous views everywhere */
+    int no_output;                             /* nonzero: out.data = NULL (replay) */
+    gdn_isa isa;                               /* forced ISA (AUTO = best) */
+    int threads;                               /* 0 = all */
+    uint64_t seed;
+} gdn_check_case;
+
+typedef struct gdn_check_result {
+    gdn_status status;        /* of gdn_forward */
+    char message[256];        /* why it failed, empty when it passed */
+    double out_err;           /* relative RMS vs the reference (0 when not applicable) */
+    double state_err;
+    double capture_err;
+    double tolerance;
+    int pass;
+} gdn_check_result;
+
+/* Run one case; returns result->pass. */
+int gdn_check_run(const gdn_check_case *c, gdn_check_result *result);
+
+/* One-line description of a case ("isa=avx512 dtype=bf16 heads=tiled gate=log ... T=17"). */
+void gdn_check_describe(const gdn_check_case *c, char *buf, size_t len);
+
+/* The conformance suite of `gdn check` (quick != 0: a smaller matrix for CI). Fills up to max cases
+ * and returns how many the suite has (call with max = 0 to count). Only ISAs this CPU supports. */
+size_t gdn_check_suite(gdn_check_case *cases, size_t max, int quick);
+
+/* Relative RMS ||a - ref|| / ||ref|| over n values; +inf if any a is not finite (NaN never passes);
+ * when ||ref|| == 0 returns ||a|| (absolute). */
+double gdn_check_rel_rms(const float *a, const double *ref, size_t n);
+
+#endif

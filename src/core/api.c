@@ -1,0 +1,171 @@
+/*
+ * api.c — the public entry points: version, status strings, contexts, gdn_forward.
+ * Arguments are validated once here (validate.c), then the backend runs the plan.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/context.h"
+#include "cpu/cpuid.h"
+#include "cpu/driver.h"
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+int gdn_version(void)
+{
+    return GDN_VERSION;
+}
+
+const char *gdn_version_string(void)
+{
+    return STR(GDN_VERSION_MAJOR) "." STR(GDN_VERSION_MINOR) "." STR(GDN_VERSION_PATCH);
+}
+
+const char *gdn_status_string(gdn_status status)
+{
+    switch (status) {
+    case GDN_STATUS_SUCCESS: return "success";
+    case GDN_STATUS_INVALID_ARGUMENT: return "invalid argument";
+    case GDN_STATUS_UNSUPPORTED: return "unsupported";
+    case GDN_STATUS_OUT_OF_MEMORY: return "out of memory";
+    case GDN_STATUS_BACKEND_UNAVAILABLE: return "backend unavailable";
+    case GDN_STATUS_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+const char *gdn_isa_name(gdn_isa isa)
+{
+    switch (isa) {
+    case GDN_ISA_AUTO: return "auto";
+    case GDN_ISA_SCALAR: return "scalar";
+    case GDN_ISA_AVX2: return "avx2";
+    case GDN_ISA_AVX512: return "avx512";
+    }
+    return "unknown";
+}
+
+int gdn_cpu_supports(gdn_isa isa)
+{
+    switch (isa) {
+    case GDN_ISA_AUTO:
+    case GDN_ISA_SCALAR: return 1;
+#ifdef GDN_HAVE_X86
+    case GDN_ISA_AVX2: return (gdn_cpu_features() & GDN_CPU_AVX2) != 0;
+    case GDN_ISA_AVX512: return (gdn_cpu_features() & GDN_CPU_AVX512) != 0;
+#endif
+    default: return 0;
+    }
+}
+
+/* Message of the last failed gdn_context_create on this thread. */
+static _Thread_local char create_err[GDN_ERR_LEN];
+
+static gdn_status create_fail(gdn_status st, const char *msg)
+{
+    snprintf(create_err, sizeof create_err, "%s", msg);
+    return st;
+}
+
+gdn_status gdn_context_create(const gdn_context_desc *desc, gdn_context **out)
+{
+    gdn_context_desc d;
+    char err[GDN_ERR_LEN];
+    create_err[0] = '\0';
+    if (!out)
+        return create_fail(GDN_STATUS_INVALID_ARGUMENT, "out: is NULL");
+    *out = NULL;
+    memset(&d, 0, sizeof d);
+    if (desc)
+        d = *desc;
+    if (d.backend == GDN_BACKEND_CUDA)
+        return create_fail(GDN_STATUS_BACKEND_UNAVAILABLE,
+                           "desc.backend: CUDA is not available in this build of gdn");
+    if (d.backend != GDN_BACKEND_CPU) {
+        snprintf(err, sizeof err, "desc.backend = %d: unknown backend", (int)d.backend);
+        return create_fail(GDN_STATUS_INVALID_ARGUMENT, err);
+    }
+    if (d.num_threads < 0) {
+        snprintf(err, sizeof err, "desc.num_threads = %d: must be >= 0 (0 = one per core)", d.num_threads);
+        return create_fail(GDN_STATUS_INVALID_ARGUMENT, err);
+    }
+    if ((unsigned)d.isa > GDN_ISA_AVX512) {
+        snprintf(err, sizeof err, "desc.isa = %d: unknown ISA", (int)d.isa);
+        return create_fail(GDN_STATUS_INVALID_ARGUMENT, err);
+    }
+    gdn_context *ctx = (gdn_context *)calloc(1, sizeof *ctx);
+    if (!ctx)
+        return create_fail(GDN_STATUS_OUT_OF_MEMORY, "gdn_context_create: cannot allocate the context");
+    gdn_status st = gdn_cpu_select(d.isa, &ctx->isa, &ctx->recurrent, &ctx->recurrent_name, err, sizeof err);
+    if (st != GDN_STATUS_SUCCESS) {
+        free(ctx);
+        return create_fail(st, err);
+    }
+    ctx->backend = GDN_BACKEND_CPU;
+    int n = d.num_threads;
+#ifdef _OPENMP
+    if (n == 0)
+        n = omp_get_num_procs();
+#endif
+    if (n < 1)
+        n = 1;
+    ctx->num_threads = n;
+    ctx->scratch_floats = gdn_cpu_scratch_floats();
+    ctx->scratch = (float *)malloc((size_t)n * ctx->scratch_floats * sizeof(float));
+    if (!ctx->scratch) {
+        free(ctx);
+        return create_fail(GDN_STATUS_OUT_OF_MEMORY, "gdn_context_create: cannot allocate the scratch memory");
+    }
+    *out = ctx;
+    return GDN_STATUS_SUCCESS;
+}
+
+void gdn_context_destroy(gdn_context *ctx)
+{
+    if (!ctx)
+        return;
+    gdn_slot_checker_free(&ctx->slots);
+    free(ctx->scratch);
+    free(ctx);
+}
+
+const char *gdn_last_error(const gdn_context *ctx)
+{
+    return ctx ? ctx->err : create_err;
+}
+
+gdn_isa gdn_context_isa(const gdn_context *ctx)
+{
+    return ctx ? ctx->isa : GDN_ISA_AUTO;
+}
+
+int gdn_context_num_threads(const gdn_context *ctx)
+{
+    return ctx ? ctx->num_threads : 0;
+}
+
+const char *gdn_context_kernel_name(const gdn_context *ctx, int k_dim)
+{
+    if (!ctx)
+        return "none";
+    return k_dim % 16 == 0 ? ctx->recurrent_name : "recurrent_f32__scalar";
+}
+
+gdn_status gdn_forward(gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
+                       const gdn_tensors *tensors)
+{
+    gdn_plan plan;
+    if (!ctx)
+        return GDN_STATUS_INVALID_ARGUMENT;
+    ctx->err[0] = '\0';
+    gdn_status st = gdn_plan_make(&plan, problem, batch, tensors, &ctx->slots, ctx->err, sizeof ctx->err);
+    if (st != GDN_STATUS_SUCCESS)
+        return st;
+    gdn_cpu_forward(ctx, &plan);
+    return GDN_STATUS_SUCCESS;
+}

@@ -1,0 +1,26 @@
+/*
+ * context.h — what a gdn_context holds: backend, threads, the CPU kernel table, scratch memory
+ * sized once at creation for the largest head dims, the slot checker, and the last error message.
+ */
+#ifndef GDN_CORE_CONTEXT_H
+#define GDN_CORE_CONTEXT_H
+
+#include <stddef.h>
+#include "core/plan.h"
+#include "cpu/recurrent.h"
+
+#define GDN_ERR_LEN 512
+
+struct gdn_context {
+    gdn_backend backend;
+    int num_threads;
+    gdn_isa isa;                /* resolved, never AUTO */
+    gdn_recurrent_fn recurrent; /* kernel for dk % 16 == 0 */
+    const char *recurrent_name;
+    float *scratch;             /* num_threads * scratch_floats */
+    size_t scratch_floats;
+    gdn_slot_checker slots;
+    char err[GDN_ERR_LEN];
+};
+
+#endif

@@ -1,0 +1,421 @@
+/*
+ * validate.c — every argument of gdn_forward checked once, at the API, with a message that names
+ * the argument and the problem; on success a gdn_plan with defaults applied and strides explicit.
+ * Nothing is written to any output before this has succeeded.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plan.h"
+
+#define FAIL(status, ...)                          \
+    do {                                           \
+        snprintf(err, err_len, __VA_ARGS__);       \
+        return (status);                           \
+    } while (0)
+
+static void format_shape(char *buf, size_t len, int ndim, const int64_t *shape)
+{
+    size_t used = 0;
+    used += (size_t)snprintf(buf + used, len - used, "[");
+    for (int i = 0; i < ndim && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, i ? ",%lld" : "%lld", (long long)shape[i]);
+    if (used < len)
+        snprintf(buf + used, len - used, "]");
+}
+
+/* Check a view's data, rank, shape and strides against the expected shape; resolve strides. */
+static gdn_status check_view(const char *name, const gdn_tensor *t, int ndim, const int64_t *shape,
+                             const char *dims, int is_output, gdn_view *view, char *err, size_t err_len)
+{
+    char want[96], got[96];
+    if (!t->data)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: data is NULL", name);
+    format_shape(want, sizeof want, ndim, shape);
+    if (t->ndim != ndim) {
+        if (t->ndim < 0 || t->ndim > GDN_MAX_DIMS)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected %d dims %s %s, got ndim = %d", name, ndim, dims, want,
+                 t->ndim);
+        format_shape(got, sizeof got, t->ndim, t->shape);
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected %d dims %s %s, got %d dims %s", name, ndim, dims, want,
+             t->ndim, got);
+    }
+    for (int i = 0; i < ndim; i++) {
+        if (t->shape[i] != shape[i]) {
+            format_shape(got, sizeof got, t->ndim, t->shape);
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected shape %s %s, got %s", name, want, dims, got);
+        }
+    }
+    int all_zero = 1;
+    for (int i = 0; i < ndim; i++)
+        all_zero &= t->strides[i] == 0;
+    if (all_zero) {
+        int64_t s = 1;
+        for (int i = ndim - 1; i >= 0; i--) {
+            view->st[i] = s;
+            s *= shape[i];
+        }
+    } else {
+        for (int i = 0; i < ndim; i++) {
+            if (t->strides[i] < 0)
+                FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: strides[%d] = %lld is negative", name, i,
+                     (long long)t->strides[i]);
+            if (is_output && t->strides[i] == 0 && shape[i] > 1)
+                FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: strides[%d] = 0 on a dimension of extent %lld would make "
+                     "writes overlap", name, i, (long long)shape[i]);
+            view->st[i] = t->strides[i];
+        }
+    }
+    for (int i = ndim; i < GDN_MAX_DIMS; i++)
+        view->st[i] = 0;
+    view->data = (char *)t->data;
+    return GDN_STATUS_SUCCESS;
+}
+
+static int valid_dtype(gdn_dtype t)
+{
+    return t == GDN_DTYPE_F32 || t == GDN_DTYPE_BF16 || t == GDN_DTYPE_F16;
+}
+
+/* --- slot conflicts --------------------------------------------------------------------------
+ * A stamp per slot: generation (high 22 bits) | written flag | read flag | owner (40 bits: n + 1,
+ * or all ones when several sequences read the slot). One generation per check: no clearing. */
+#define OWNER_BITS 40
+#define OWNER_MASK ((UINT64_C(1) << OWNER_BITS) - 1)
+#define FLAG_READ (UINT64_C(1) << OWNER_BITS)
+#define FLAG_WRITE (UINT64_C(1) << (OWNER_BITS + 1))
+#define GEN_SHIFT (OWNER_BITS + 2)
+#define GEN_MAX ((UINT64_C(1) << (64 - GEN_SHIFT)) - 1)
+
+void gdn_slot_checker_free(gdn_slot_checker *slots)
+{
+    free(slots->stamp);
+    slots->stamp = NULL;
+    slots->cap = 0;
+    slots->gen = 0;
+}
+
+static gdn_status slot_begin(gdn_slot_checker *s, int64_t num_slots, char *err, size_t err_len)
+{
+    if (num_slots > s->cap) {
+        uint64_t *p = (uint64_t *)calloc((size_t)num_slots, sizeof *p);
+        if (!p)
+            FAIL(GDN_STATUS_OUT_OF_MEMORY, "state.pool: cannot allocate %lld slot stamps for the slot checks",
+                 (long long)num_slots);
+        free(s->stamp);
+        s->stamp = p;
+        s->cap = num_slots;
+        s->gen = 0;
+    }
+    if (++s->gen > GEN_MAX) {
+        memset(s->stamp, 0, (size_t)s->cap * sizeof *s->stamp);
+        s->gen = 1;
+    }
+    return GDN_STATUS_SUCCESS;
+}
+
+static void slot_read(gdn_slot_checker *s, int64_t slot, int64_t n)
+{
+    uint64_t *st = &s->stamp[slot];
+    const uint64_t cur = s->gen << GEN_SHIFT;
+    if ((*st >> GEN_SHIFT) != s->gen)
+        *st = cur | FLAG_READ | (uint64_t)(n + 1);
+    else if ((*st & OWNER_MASK) != (uint64_t)(n + 1))
+        *st = (*st & ~OWNER_MASK) | FLAG_READ | OWNER_MASK;
+}
+
+/* Returns 0 if the write is allowed, else 1 with *other = the conflicting sequence (-1: several),
+ * *what = "written" or "read". */
+static int slot_write(gdn_slot_checker *s, int64_t slot, int64_t n, int64_t *other, const char **what)
+{
+    uint64_t *st = &s->stamp[slot];
+    if ((*st >> GEN_SHIFT) != s->gen) {
+        *st = (s->gen << GEN_SHIFT) | FLAG_WRITE | (uint64_t)(n + 1);
+        return 0;
+    }
+    const uint64_t owner = *st & OWNER_MASK;
+    *other = owner == OWNER_MASK ? -1 : (int64_t)owner - 1;
+    if (*st & FLAG_WRITE) {
+        *what = "written";
+        return 1;
+    }
+    if (owner != (uint64_t)(n + 1)) {
+        *what = "read";
+        return 1;
+    }
+    *st |= FLAG_WRITE;
+    return 0;
+}
+
+static gdn_status conflict(char *err, size_t err_len, const char *name, int64_t idx, int64_t slot, int64_t n,
+                           int64_t other, const char *what)
+{
+    if (other < 0)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s[%lld] = %lld (sequence %lld): slot is also %s by several other "
+             "sequences", name, (long long)idx, (long long)slot, (long long)n, what);
+    if (other == n)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s[%lld] = %lld (sequence %lld): slot is written twice by this "
+             "sequence", name, (long long)idx, (long long)slot, (long long)n);
+    FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s[%lld] = %lld (sequence %lld): slot is also %s by sequence %lld", name,
+         (long long)idx, (long long)slot, (long long)n, what, (long long)other);
+}
+
+static gdn_status check_slots(const gdn_plan *p, gdn_slot_checker *s, char *err, size_t err_len)
+{
+    gdn_status st;
+    const int same_pool = p->cap_mode == GDN_CAPTURE_SLOTS && p->has_pool && p->cap.data == p->pool.data;
+    int64_t other;
+    const char *what;
+
+    /* range checks first */
+    for (int64_t n = 0; n < p->N && p->has_pool; n++) {
+        const int64_t r = gdn_plan_read_slot(p, n), w = gdn_plan_write_slot(p, n);
+        if (r >= p->num_slots)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "state.read_slots[%lld] = %lld: past the pool of %lld slots",
+                 (long long)n, (long long)r, (long long)p->num_slots);
+        if (w >= p->num_slots)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "state.write_slots[%lld] = %lld: past the pool of %lld slots",
+                 (long long)n, (long long)w, (long long)p->num_slots);
+    }
+    if (p->cap_mode == GDN_CAPTURE_SLOTS) {
+        for (int64_t n = 0; n < p->N; n++) {
+            int64_t b, t0, t1;
+            gdn_plan_seq(p, n, &b, &t0, &t1);
+            for (int64_t t = t0; t < t1; t++) {
+                const int64_t c = gdn_plan_cap_slot(p, n, t - t0, b, t);
+                const int64_t idx = p->cap_slots_stride > 0 ? n * p->cap_slots_stride + (t - t0) : b * p->T + t;
+                if (c >= p->cap_num_slots)
+                    FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.slots[%lld] = %lld: past the capture pool of %lld "
+                         "slots", (long long)idx, (long long)c, (long long)p->cap_num_slots);
+            }
+        }
+    }
+
+    if (p->has_pool) {
+        if ((st = slot_begin(s, p->num_slots, err, err_len)) != GDN_STATUS_SUCCESS)
+            return st;
+        for (int64_t n = 0; n < p->N; n++) {
+            const int64_t r = gdn_plan_read_slot(p, n);
+            if (r >= 0)
+                slot_read(s, r, n);
+        }
+        for (int64_t n = 0; n < p->N; n++) {
+            const int64_t w = gdn_plan_write_slot(p, n);
+            if (w >= 0 && slot_write(s, w, n, &other, &what))
+                return conflict(err, err_len, "state.write_slots", n, w, n, other, what);
+        }
+    }
+    if (p->cap_mode == GDN_CAPTURE_SLOTS) {
+        if (!same_pool && (st = slot_begin(s, p->cap_num_slots, err, err_len)) != GDN_STATUS_SUCCESS)
+            return st;
+        for (int64_t n = 0; n < p->N; n++) {
+            int64_t b, t0, t1;
+            gdn_plan_seq(p, n, &b, &t0, &t1);
+            for (int64_t t = t0; t < t1; t++) {
+                const int64_t c = gdn_plan_cap_slot(p, n, t - t0, b, t);
+                const int64_t idx = p->cap_slots_stride > 0 ? n * p->cap_slots_stride + (t - t0) : b * p->T + t;
+                if (c >= 0 && slot_write(s, c, n, &other, &what))
+                    return conflict(err, err_len, "capture.slots", idx, c, n, other, what);
+            }
+        }
+    }
+    return GDN_STATUS_SUCCESS;
+}
+
+gdn_status gdn_plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba, const gdn_tensors *te,
+                         gdn_slot_checker *slots, char *err, size_t err_len)
+{
+    gdn_status st;
+    memset(p, 0, sizeof *p);
+    if (!pr)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem: is NULL");
+    if (!ba)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "batch: is NULL");
+    if (!te)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "tensors: is NULL");
+
+    /* problem */
+    if (pr->num_k_heads < 1)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.num_k_heads = %d: must be >= 1", pr->num_k_heads);
+    if (pr->num_v_heads < 1)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.num_v_heads = %d: must be >= 1", pr->num_v_heads);
+    if (pr->num_v_heads % pr->num_k_heads != 0)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.num_v_heads = %d: must be a multiple of num_k_heads = %d",
+             pr->num_v_heads, pr->num_k_heads);
+    if (pr->k_dim < 1)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.k_dim = %d: must be >= 1", pr->k_dim);
+    if (pr->v_dim < 1)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.v_dim = %d: must be >= 1", pr->v_dim);
+    if (pr->head_map != GDN_HEADS_GROUPED && pr->head_map != GDN_HEADS_TILED)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.head_map = %d: unknown head map", (int)pr->head_map);
+    if ((unsigned)pr->gate > GDN_GATE_RAW)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.gate = %d: unknown gate convention", (int)pr->gate);
+    if (!isfinite(pr->scale))
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.scale: must be finite (0 = 1/sqrt(k_dim))");
+    if (pr->state_layout != GDN_STATE_VK && pr->state_layout != GDN_STATE_KV)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.state_layout = %d: unknown layout", (int)pr->state_layout);
+    if (!valid_dtype(pr->dtype))
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.dtype = %d: unknown dtype", (int)pr->dtype);
+    if (!valid_dtype(pr->out_dtype))
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.out_dtype = %d: unknown dtype", (int)pr->out_dtype);
+    if (!valid_dtype(pr->gate_dtype))
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.gate_dtype = %d: unknown dtype", (int)pr->gate_dtype);
+    if (pr->gate_dtype != GDN_DTYPE_F32 && pr->gate_dtype != pr->dtype)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.gate_dtype: must be f32 or the activation dtype");
+    if (!valid_dtype(pr->state_dtype))
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.state_dtype = %d: unknown dtype", (int)pr->state_dtype);
+    if (pr->state_dtype != GDN_DTYPE_F32)
+        FAIL(GDN_STATUS_UNSUPPORTED, "problem.state_dtype: only f32 state storage is supported in this version");
+    if ((unsigned)pr->algo > GDN_ALGO_CHUNKED)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.algo = %d: unknown algorithm", (int)pr->algo);
+    if (pr->algo == GDN_ALGO_CHUNKED)
+        FAIL(GDN_STATUS_UNSUPPORTED, "problem.algo: the chunked algorithm is not available in this version "
+             "(use auto or recurrent)");
+    if (pr->k_dim > GDN_MAX_HEAD_DIM)
+        FAIL(GDN_STATUS_UNSUPPORTED, "problem.k_dim = %d: larger than %d is not supported", pr->k_dim,
+             GDN_MAX_HEAD_DIM);
+    if (pr->v_dim > GDN_MAX_HEAD_DIM)
+        FAIL(GDN_STATUS_UNSUPPORTED, "problem.v_dim = %d: larger than %d is not supported", pr->v_dim,
+             GDN_MAX_HEAD_DIM);
+    p->Hk = pr->num_k_heads;
+    p->Hv = pr->num_v_heads;
+    p->Dk = pr->k_dim;
+    p->Dv = pr->v_dim;
+    p->ratio = p->Hv / p->Hk;
+    p->head_map = pr->head_map;
+    p->gate = pr->gate;
+    p->scale = pr->scale != 0.0f ? pr->scale : (float)(1.0 / sqrt((double)pr->k_dim));
+    p->l2norm = pr->qk_l2norm != 0;
+    p->layout = pr->state_layout;
+    p->dtype = pr->dtype;
+    p->out_dtype = pr->out_dtype;
+    p->gate_dtype = pr->gate_dtype;
+
+    /* batch */
+    if (ba->batch_size < 1)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "batch.batch_size = %lld: must be >= 1", (long long)ba->batch_size);
+    if (ba->seq_len < 0)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "batch.seq_len = %lld: must be >= 0", (long long)ba->seq_len);
+    p->B = ba->batch_size;
+    p->T = ba->seq_len;
+    if (ba->cu_seqlens) {
+        if (ba->cu_seqlens_type != GDN_INDEX_I32 && ba->cu_seqlens_type != GDN_INDEX_I64)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "batch.cu_seqlens_type = %d: unknown index type",
+                 (int)ba->cu_seqlens_type);
+        if (ba->batch_size != 1)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "batch.batch_size = %lld: must be 1 with cu_seqlens (packed)",
+                 (long long)ba->batch_size);
+        if (ba->num_seqs < 1)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "batch.num_seqs = %lld: must be >= 1 with cu_seqlens",
+                 (long long)ba->num_seqs);
+        p->cu = ba->cu_seqlens;
+        p->cu_type = ba->cu_seqlens_type;
+        p->N = ba->num_seqs;
+        if (gdn_plan_cu(p, 0) != 0)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "cu_seqlens[0] = %lld: must be 0", (long long)gdn_plan_cu(p, 0));
+        for (int64_t n = 0; n < p->N; n++) {
+            const int64_t a = gdn_plan_cu(p, n), b = gdn_plan_cu(p, n + 1);
+            if (b < a)
+                FAIL(GDN_STATUS_INVALID_ARGUMENT, "cu_seqlens[%lld] = %lld: decreasing (cu_seqlens[%lld] = %lld)",
+                     (long long)(n + 1), (long long)b, (long long)n, (long long)a);
+            if (b > p->T)
+                FAIL(GDN_STATUS_INVALID_ARGUMENT, "cu_seqlens[%lld] = %lld: past the %lld tokens of the batch "
+                     "(seq_len)", (long long)(n + 1), (long long)b, (long long)p->T);
+        }
+        if (gdn_plan_cu(p, p->N) != p->T)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "cu_seqlens[%lld] = %lld: must equal seq_len = %lld (T_total)",
+                 (long long)p->N, (long long)gdn_plan_cu(p, p->N), (long long)p->T);
+    } else {
+        p->N = p->B;
+    }
+
+    /* tensors */
+    const int64_t B = p->B, T = p->T, Hk = p->Hk, Hv = p->Hv, Dk = p->Dk, Dv = p->Dv;
+    {
+        const int64_t sq[4] = {B, T, Hk, Dk}, sv[4] = {B, T, Hv, Dv}, sg[3] = {B, T, Hv};
+        if ((st = check_view("q", &te->q, 4, sq, "[B,T,Hk,Dk]", 0, &p->q, err, err_len)))
+            return st;
+        if ((st = check_view("k", &te->k, 4, sq, "[B,T,Hk,Dk]", 0, &p->k, err, err_len)))
+            return st;
+        if ((st = check_view("v", &te->v, 4, sv, "[B,T,Hv,Dv]", 0, &p->v, err, err_len)))
+            return st;
+        if ((st = check_view("g", &te->g, 3, sg, "[B,T,Hv]", 0, &p->g, err, err_len)))
+            return st;
+        if ((st = check_view("beta", &te->beta, 3, sg, "[B,T,Hv]", 0, &p->beta, err, err_len)))
+            return st;
+        if (te->out.data) {
+            if ((st = check_view("out", &te->out, 4, sv, "[B,T,Hv,Dv]", 1, &p->out, err, err_len)))
+                return st;
+            p->has_out = 1;
+        }
+    }
+    if (p->gate == GDN_GATE_RAW) {
+        if (!te->A_log)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "A_log: is NULL (required by the raw gate)");
+        if (!te->dt_bias)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "dt_bias: is NULL (required by the raw gate)");
+        p->A_log = te->A_log;
+        p->dt_bias = te->dt_bias;
+    }
+    const int64_t r_dim = p->layout == GDN_STATE_VK ? Dv : Dk, c_dim = p->layout == GDN_STATE_VK ? Dk : Dv;
+    const char *sdims = p->layout == GDN_STATE_VK ? "[slots,Hv,Dv,Dk]" : "[slots,Hv,Dk,Dv]";
+    if (te->state.pool.data) {
+        const gdn_tensor *t = &te->state.pool;
+        if (t->ndim != 4 || t->shape[0] < 1)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "state.pool: expected 4 dims %s with at least one slot", sdims);
+        const int64_t ss[4] = {t->shape[0], Hv, r_dim, c_dim};
+        if ((st = check_view("state.pool", t, 4, ss, sdims, 1, &p->pool, err, err_len)))
+            return st;
+        p->has_pool = 1;
+        p->num_slots = t->shape[0];
+        p->read_slots = te->state.read_slots;
+        p->write_slots = te->state.write_slots;
+    }
+    p->cap_mode = te->capture.mode;
+    switch (te->capture.mode) {
+    case GDN_CAPTURE_NONE:
+        break;
+    case GDN_CAPTURE_DENSE: {
+        const int64_t sc[5] = {B, T, Hv, r_dim, c_dim};
+        if ((st = check_view("capture.states", &te->capture.states, 5, sc,
+                             p->layout == GDN_STATE_VK ? "[B,T,Hv,Dv,Dk]" : "[B,T,Hv,Dk,Dv]", 1, &p->cap, err,
+                             err_len)))
+            return st;
+        break;
+    }
+    case GDN_CAPTURE_SLOTS: {
+        const gdn_tensor *t = &te->capture.states;
+        if (!t->data)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.states: data is NULL");
+        if (t->ndim != 4 || t->shape[0] < 1)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.states: expected 4 dims %s with at least one slot", sdims);
+        const int64_t ss[4] = {t->shape[0], Hv, r_dim, c_dim};
+        if ((st = check_view("capture.states", t, 4, ss, sdims, 1, &p->cap, err, err_len)))
+            return st;
+        if (!te->capture.slots)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.slots: is NULL (required by slot capture)");
+        if (te->capture.slots_stride < 0)
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.slots_stride = %lld: must be >= 0",
+                 (long long)te->capture.slots_stride);
+        p->cap_num_slots = t->shape[0];
+        p->cap_slots = te->capture.slots;
+        p->cap_slots_stride = te->capture.slots_stride;
+        if (p->cap_slots_stride > 0) {
+            for (int64_t n = 0; n < p->N; n++) {
+                int64_t b, t0, t1;
+                gdn_plan_seq(p, n, &b, &t0, &t1);
+                if (t1 - t0 > p->cap_slots_stride)
+                    FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.slots_stride = %lld: shorter than sequence %lld "
+                         "(%lld tokens)", (long long)p->cap_slots_stride, (long long)n, (long long)(t1 - t0));
+            }
+        }
+        break;
+    }
+    default:
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.mode = %d: unknown capture mode", (int)te->capture.mode);
+    }
+    return check_slots(p, slots, err, err_len);
+}

@@ -1,0 +1,339 @@
+/*
+ * driver.c — the CPU backend.
+ *
+ * Work items are (sequence n, value head h, tile of Dv rows); rows of the state evolve
+ * independently, so items never share writes and results do not depend on the thread count or
+ * the tiling. Dv is split into tiles only when there are too few (sequence, head) pairs to keep
+ * every thread busy. Per item, blocks of up to GDN_CPU_BLOCK_TOKENS tokens are prepared in f32
+ * (inputs converted from their dtype and strides, q and k L2-normalised when asked, q scaled,
+ * k.q, decay and beta computed from the gate convention) and handed to the token-loop kernel.
+ *
+ * State rows: when the pool is [Dv][Dk] with unit stride along Dk and both slots exist, the kernel
+ * reads the read slot and writes the write slot directly; otherwise the rows are gathered into a
+ * [rows][Dk] tile (zeros for a negative read slot), advanced there, and scattered to the write
+ * slot in the pool's layout. Captures likewise go straight into [Dv][Dk] unit-stride destinations,
+ * or token by token through a tile.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/dtype.h"
+#include "cpu/cpuid.h"
+#include "cpu/driver.h"
+
+#define TB GDN_CPU_BLOCK_TOKENS
+#define MAXD GDN_MAX_HEAD_DIM
+
+/* scratch layout per thread, in floats (each region a multiple of 16 floats) */
+#define OFF_Q 0
+#define OFF_K (OFF_Q + TB * MAXD)
+#define OFF_KQ (OFF_K + TB * MAXD)
+#define OFF_DECAY (OFF_KQ + TB)
+#define OFF_BETA (OFF_DECAY + TB)
+#define OFF_V (OFF_BETA + TB)
+#define OFF_Y (OFF_V + TB * MAXD)
+#define OFF_TILE (OFF_Y + TB * MAXD)
+#define OFF_CTILE (OFF_TILE + MAXD * MAXD)
+#define OFF_CPTR (OFF_CTILE + MAXD * MAXD)
+#define SCRATCH_FLOATS (OFF_CPTR + 2 * TB) /* TB pointers of up to 8 bytes */
+
+size_t gdn_cpu_scratch_floats(void)
+{
+    return SCRATCH_FLOATS;
+}
+
+gdn_status gdn_cpu_select(gdn_isa requested, gdn_isa *isa, gdn_recurrent_fn *fn, const char **name, char *err,
+                          size_t err_len)
+{
+    gdn_isa want = requested;
+    const char *env = NULL;
+    if (requested == GDN_ISA_AUTO) {
+        env = getenv("GDN_ISA");
+        if (env && *env) {
+            if (!strcmp(env, "scalar"))
+                want = GDN_ISA_SCALAR;
+            else if (!strcmp(env, "avx2"))
+                want = GDN_ISA_AVX2;
+            else if (!strcmp(env, "avx512"))
+                want = GDN_ISA_AVX512;
+            else if (strcmp(env, "auto") != 0) {
+                snprintf(err, err_len, "GDN_ISA=%s: unknown ISA (expected scalar, avx2, avx512 or auto)", env);
+                return GDN_STATUS_INVALID_ARGUMENT;
+            }
+        }
+    }
+    if (want == GDN_ISA_AUTO)
+        want = gdn_cpu_supports(GDN_ISA_AVX512) ? GDN_ISA_AVX512
+               : gdn_cpu_supports(GDN_ISA_AVX2) ? GDN_ISA_AVX2
+                                                 : GDN_ISA_SCALAR;
+    if ((unsigned)want > GDN_ISA_AVX512) {
+        snprintf(err, err_len, "desc.isa = %d: unknown ISA", (int)want);
+        return GDN_STATUS_INVALID_ARGUMENT;
+    }
+    if (!gdn_cpu_supports(want)) {
+        snprintf(err, err_len, "%s: this CPU (or build) cannot run %s kernels",
+                 env && *env ? "GDN_ISA" : "desc.isa", gdn_isa_name(want));
+        return GDN_STATUS_BACKEND_UNAVAILABLE;
+    }
+    *isa = want;
+    switch (want) {
+#ifdef GDN_HAVE_X86
+    case GDN_ISA_AVX512:
+        *fn = gdn_recurrent_f32__avx512;
+        *name = "recurrent_f32__avx512";
+        break;
+    case GDN_ISA_AVX2:
+        *fn = gdn_recurrent_f32__avx2;
+        *name = "recurrent_f32__avx2";
+        break;
+#endif
+    default:
+        *fn = gdn_recurrent_f32__scalar;
+        *name = "recurrent_f32__scalar";
+        break;
+    }
+    return GDN_STATUS_SUCCESS;
+}
+
+/* --- state and capture tiles ------------------------------------------------------------- */
+
+static float *pool_head(const gdn_plan *p, int64_t slot, int h)
+{
+    return (float *)p->pool.data + slot * p->pool.st[0] + (int64_t)h * p->pool.st[1];
+}
+
+/* Destination of the state after token t for item (n, h): head base and its (row, col) strides. */
+static float *capture_head(const gdn_plan *p, int64_t n, int64_t j, int64_t b, int64_t t, int h,
+                           const int64_t **st2)
+{
+    if (p->cap_mode == GDN_CAPTURE_DENSE) {
+        *st2 = &p->cap.st[3];
+        return (float *)p->cap.data + b * p->cap.st[0] + t * p->cap.st[1] + (int64_t)h * p->cap.st[2];
+    }
+    const int64_t slot = gdn_plan_cap_slot(p, n, j, b, t);
+    *st2 = &p->cap.st[2];
+    if (slot < 0)
+        return NULL;
+    return (float *)p->cap.data + slot * p->cap.st[0] + (int64_t)h * p->cap.st[1];
+}
+
+static void gather_tile(gdn_state_layout layout, const float *head, const int64_t *st2, int r0, int rows, int dk,
+                        float *tile)
+{
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < dk; c++)
+            tile[(int64_t)r * dk + c] = head[gdn_state_offset(layout, st2, r0 + r, c)];
+}
+
+static void scatter_tile(gdn_state_layout layout, float *head, const int64_t *st2, int r0, int rows, int dk,
+                         const float *tile)
+{
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < dk; c++)
+            head[gdn_state_offset(layout, st2, r0 + r, c)] = tile[(int64_t)r * dk + c];
+}
+
+/* --- block preparation ------------------------------------------------------------------- */
+
+static void load_vec(const gdn_view *v, gdn_dtype t, int64_t base, int64_t stride, int n, float *dst)
+{
+    if (t == GDN_DTYPE_F32 && stride == 1) {
+        memcpy(dst, (const float *)v->data + base, (size_t)n * sizeof(float));
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        dst[i] = gdn_load_f32(v->data, t, base + (int64_t)i * stride);
+}
+
+static float softplus(float x)
+{
+    return x > 20.0f ? x : log1pf(expf(x));
+}
+
+typedef struct block {
+    float *q, *k, *kq, *decay, *beta, *v;
+} block;
+
+static void prepare_block(const gdn_plan *p, int64_t b, int64_t tb, int nt, int hk, int h, int r0, int rows,
+                          const block *blk)
+{
+    const int dk = p->Dk;
+    for (int j = 0; j < nt; j++) {
+        const int64_t t = tb + j;
+        float *q = blk->q + (int64_t)j * dk, *k = blk->k + (int64_t)j * dk;
+        load_vec(&p->q, p->dtype, b * p->q.st[0] + t * p->q.st[1] + hk * p->q.st[2], p->q.st[3], dk, q);
+        load_vec(&p->k, p->dtype, b * p->k.st[0] + t * p->k.st[1] + hk * p->k.st[2], p->k.st[3], dk, k);
+        float qs = p->scale, ks = 1.0f;
+        if (p->l2norm) {
+            float sq = 0.0f, sk = 0.0f;
+            for (int i = 0; i < dk; i++) {
+                sq += q[i] * q[i];
+                sk += k[i] * k[i];
+            }
+            qs *= 1.0f / sqrtf(sq + 1e-6f);
+            ks = 1.0f / sqrtf(sk + 1e-6f);
+        }
+        float kq = 0.0f;
+        for (int i = 0; i < dk; i++) {
+            q[i] *= qs;
+            k[i] *= ks;
+            kq += k[i] * q[i];
+        }
+        blk->kq[j] = kq;
+        const float g = gdn_load_f32(p->g.data, p->gate_dtype, b * p->g.st[0] + t * p->g.st[1] + h * p->g.st[2]);
+        const float be =
+            gdn_load_f32(p->beta.data, p->gate_dtype, b * p->beta.st[0] + t * p->beta.st[1] + h * p->beta.st[2]);
+        switch (p->gate) {
+        case GDN_GATE_LOG: blk->decay[j] = expf(g); blk->beta[j] = be; break;
+        case GDN_GATE_LINEAR: blk->decay[j] = g; blk->beta[j] = be; break;
+        case GDN_GATE_NEGLOG: blk->decay[j] = expf(-g); blk->beta[j] = be; break;
+        case GDN_GATE_RAW:
+            blk->decay[j] = expf(-expf(p->A_log[h]) * softplus(g + p->dt_bias[h]));
+            blk->beta[j] = 1.0f / (1.0f + expf(-be));
+            break;
+        }
+        load_vec(&p->v, p->dtype, b * p->v.st[0] + t * p->v.st[1] + h * p->v.st[2] + r0 * p->v.st[3], p->v.st[3],
+                 rows, blk->v + (int64_t)j * rows);
+    }
+}
+
+/* --- one work item ----------------------------------------------------------------------- */
+
+static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int64_t n, int h, int r0, int rows)
+{
+    const int dk = p->Dk;
+    int64_t b, t0, t1;
+    gdn_plan_seq(p, n, &b, &t0, &t1);
+    const int64_t rs = gdn_plan_read_slot(p, n), ws = gdn_plan_write_slot(p, n);
+    const gdn_recurrent_fn kernel = dk % 16 == 0 ? ctx->recurrent : gdn_recurrent_f32__scalar;
+    float *tile = scr + OFF_TILE, *ctile = scr + OFF_CTILE;
+    float **cptr = (float **)(void *)(scr + OFF_CPTR);
+
+    const int direct = p->has_pool && rs >= 0 && ws >= 0 && p->layout == GDN_STATE_VK && p->pool.st[3] == 1;
+    const float *s_in;
+    float *s_out;
+    int64_t s_stride;
+    if (direct) {
+        s_in = pool_head(p, rs, h) + r0 * p->pool.st[2];
+        s_out = pool_head(p, ws, h) + r0 * p->pool.st[2];
+        s_stride = p->pool.st[2];
+    } else {
+        if (rs >= 0)
+            gather_tile(p->layout, pool_head(p, rs, h), &p->pool.st[2], r0, rows, dk, tile);
+        else
+            memset(tile, 0, (size_t)rows * (size_t)dk * sizeof(float));
+        s_in = s_out = tile;
+        s_stride = dk;
+    }
+
+    const int cap_direct = p->cap_mode != GDN_CAPTURE_NONE && p->layout == GDN_STATE_VK &&
+                           (p->cap_mode == GDN_CAPTURE_DENSE ? p->cap.st[4] : p->cap.st[3]) == 1;
+    const int hk = gdn_plan_key_head(p, h);
+    const block blk = {scr + OFF_Q, scr + OFF_K, scr + OFF_KQ, scr + OFF_DECAY, scr + OFF_BETA, scr + OFF_V};
+    float *y = scr + OFF_Y;
+
+    for (int64_t tb = t0; tb < t1; tb += TB) {
+        const int nt = (int)(t1 - tb < TB ? t1 - tb : TB);
+        prepare_block(p, b, tb, nt, hk, h, r0, rows, &blk);
+        gdn_recurrent_args a = {nt, dk, rows, blk.q, blk.k, blk.kq, blk.decay, blk.beta, blk.v,
+                                p->has_out ? y : NULL, s_in, s_out, s_stride, NULL, 0};
+        if (p->cap_mode == GDN_CAPTURE_NONE) {
+            kernel(&a);
+        } else if (cap_direct) {
+            int64_t cstride = 0;
+            for (int j = 0; j < nt; j++) {
+                const int64_t *st2;
+                float *head = capture_head(p, n, tb + j - t0, b, tb + j, h, &st2);
+                cptr[j] = head ? head + r0 * st2[0] : NULL;
+                cstride = st2[0];
+            }
+            a.capture = cptr;
+            a.cap_stride = cstride;
+            kernel(&a);
+        } else {
+            /* capture through a [rows][Dk] tile, one token per call */
+            for (int j = 0; j < nt; j++) {
+                gdn_recurrent_args a1 = a;
+                a1.n_tokens = 1;
+                a1.q = blk.q + (int64_t)j * dk;
+                a1.k = blk.k + (int64_t)j * dk;
+                a1.kq = blk.kq + j;
+                a1.decay = blk.decay + j;
+                a1.beta = blk.beta + j;
+                a1.v = blk.v + (int64_t)j * rows;
+                a1.y = a.y ? a.y + (int64_t)j * rows : NULL;
+                a1.s_in = j == 0 ? s_in : s_out;
+                cptr[0] = ctile;
+                a1.capture = cptr;
+                a1.cap_stride = dk;
+                kernel(&a1);
+                const int64_t *st2;
+                float *head = capture_head(p, n, tb + j - t0, b, tb + j, h, &st2);
+                if (head)
+                    scatter_tile(p->layout, head, st2, r0, rows, dk, ctile);
+            }
+        }
+        s_in = s_out;
+        if (p->has_out) {
+            for (int j = 0; j < nt; j++) {
+                const int64_t base = b * p->out.st[0] + (tb + j) * p->out.st[1] + h * p->out.st[2];
+                const float *yj = y + (int64_t)j * rows;
+                if (p->out_dtype == GDN_DTYPE_F32 && p->out.st[3] == 1) {
+                    memcpy((float *)p->out.data + base + r0, yj, (size_t)rows * sizeof(float));
+                } else {
+                    for (int i = 0; i < rows; i++)
+                        gdn_store_f32(p->out.data, p->out_dtype, base + (int64_t)(r0 + i) * p->out.st[3], yj[i]);
+                }
+            }
+        }
+    }
+
+    if (direct) {
+        if (t1 == t0 && rs != ws)
+            for (int r = 0; r < rows; r++)
+                memcpy(s_out + r * s_stride, s_in + r * s_stride, (size_t)dk * sizeof(float));
+    } else if (ws >= 0) {
+        scatter_tile(p->layout, pool_head(p, ws, h), &p->pool.st[2], r0, rows, dk, tile);
+    }
+}
+
+void gdn_cpu_forward(gdn_context *ctx, const gdn_plan *p)
+{
+    const int64_t pairs = p->N * p->Hv;
+    const int nthreads = ctx->num_threads;
+    int ntiles = 1;
+    if (pairs < 4 * (int64_t)nthreads) {
+        const int64_t want = (4 * (int64_t)nthreads + pairs - 1) / pairs;
+        const int most = p->Dv >= 16 ? p->Dv / 16 : 1;
+        ntiles = (int)(want < most ? want : most);
+    }
+    const int tile_rows = (p->Dv + ntiles - 1) / ntiles;
+    const int64_t items = pairs * ntiles;
+
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1 && items > 1)
+#endif
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        float *scr = ctx->scratch + (size_t)tid * ctx->scratch_floats;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (int64_t i = 0; i < items; i++) {
+            const int64_t n = i / (p->Hv * (int64_t)ntiles);
+            const int h = (int)((i / ntiles) % p->Hv);
+            const int r0 = (int)(i % ntiles) * tile_rows;
+            const int rows = p->Dv - r0 < tile_rows ? p->Dv - r0 : tile_rows;
+            if (rows > 0)
+                run_item(ctx, p, scr, n, h, r0, rows);
+        }
+    }
+}
