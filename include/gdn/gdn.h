@@ -15,7 +15,9 @@
  * verify (T draft tokens, optionally capturing the state after every token).
  *
  * Conventions: every function returns a gdn_status (or is documented not to fail); the library
- * never aborts, never prints, and never allocates in gdn_forward. On any non-success status no
+ * never aborts and never prints. gdn_forward allocates nothing, except the first time a call names
+ * a state pool with more slots than any earlier call on its context (8 bytes per slot, kept for the
+ * slot-conflict checks). On any non-success status no
  * output, state or capture buffer has been written: all arguments are validated before the first
  * write. gdn_last_error() names the argument at fault.
  *
