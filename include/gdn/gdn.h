@@ -98,7 +98,7 @@ typedef enum gdn_isa {
     GDN_ISA_AUTO = 0,   /**< Best available (or GDN_ISA from the environment). */
     GDN_ISA_SCALAR = 1, /**< Portable C. Always available. */
     GDN_ISA_AVX2 = 2,   /**< AVX2 + FMA + F16C. */
-    GDN_ISA_AVX512 = 3  /**< AVX-512 F/BW/VL/DQ (+ BF16 conversions when present). */
+    GDN_ISA_AVX512 = 3  /**< AVX-512 F/BW/VL/DQ. */
 } gdn_isa;
 
 /** Which key head a value head reads (requires num_v_heads % num_k_heads == 0, r = Hv/Hk). */

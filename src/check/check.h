@@ -8,7 +8,7 @@
  * case passes only when the status is SUCCESS, every compared value is finite, the guards are
  * intact, untouched slots are untouched, and the relative RMS errors of output, final state and
  * captures are within the tolerance (1e-5 for f32 compute with f32 outputs; bf16/f16 outputs add
- * their rounding: 1e-2).
+ * their rounding: 1e-2 for bf16, 2e-3 for f16, on the output only: states are f32, always 1e-5).
  */
 #ifndef GDN_CHECK_H
 #define GDN_CHECK_H
@@ -46,7 +46,19 @@ typedef struct gdn_check_case {
     gdn_isa isa;                               /* forced ISA (AUTO = best) */
     int threads;                               /* 0 = all */
     uint64_t seed;
+    /* Extensions (zero = the default behaviour; added at the end so that {0}-initialised cases
+     * and designated initialisers stay valid). */
+    int capture_in_pool;     /* SLOTS with a pool: capture into the state pool itself (vLLM style;
+                                one sequence then also captures into its own read slot) */
+    int capture_by_position; /* SLOTS: slots_stride = 0, the slot table indexed by token position */
+    int default_slots;       /* INPLACE: read_slots = write_slots = NULL (slot n) */
+    int cu_i64;              /* packed: int64 cu_seqlens (else int32) */
 } gdn_check_case;
+
+/* `strided` values: 0 contiguous (all strides 0), 1 padded rows and tokens, 2 padded and the
+ * token/head (slot/head) dimensions swapped in memory (head-major), 3 padded with an innermost
+ * stride of 2 (interleaved). */
+#define GDN_CHECK_STRIDED_MAX 3
 
 typedef struct gdn_check_result {
     gdn_status status;        /* of gdn_forward */
@@ -71,5 +83,33 @@ size_t gdn_check_suite(gdn_check_case *cases, size_t max, int quick);
 /* Relative RMS ||a - ref|| / ||ref|| over n values; +inf if any a is not finite (NaN never passes);
  * when ||ref|| == 0 returns ||a|| (absolute). */
 double gdn_check_rel_rms(const float *a, const double *ref, size_t n);
+
+/* --- lower level, for tests that run one built case several times (threads, ISAs) ----------- */
+
+/* A built case: inputs generated, views, pools, slot tables and the poisoned outputs. */
+typedef struct gdn_check_instance gdn_check_instance;
+
+/* Build the inputs of a case (no library call). NULL on failure (message in err). */
+gdn_check_instance *gdn_check_instance_create(const gdn_check_case *c, char *err, size_t err_len);
+
+void gdn_check_instance_destroy(gdn_check_instance *in);
+
+/* Restore the pristine buffers (NaN-poisoned out and capture, the initial pool, guards), then run
+ * gdn_forward on ctx. */
+gdn_status gdn_check_instance_forward(gdn_check_instance *in, gdn_context *ctx);
+
+/* The problem, batch and tensors of the case (valid until destroy), e.g. for the reference. */
+void gdn_check_instance_args(const gdn_check_instance *in, const gdn_problem **problem, const gdn_batch **batch,
+                             const gdn_tensors **tensors);
+
+/* The raw bytes of the buffers a run writes (0: out, 1: state pool, 2: capture states), whole
+ * allocations including padding, for bitwise comparison of two runs. A missing one is NULL, 0. */
+void gdn_check_instance_buffer(const gdn_check_instance *in, int which, const void **data, size_t *bytes);
+
+/* Read a run's results back through the views as dense f32: which 0: out [positions][Hv][Dv];
+ * 1: the state pool [slots][Hv][Dv][Dk]; 2: the capture states ([positions] when dense, [slots]
+ * when slotted; the state pool when captured into it), states in vk order whatever the layout.
+ * Returns the element count (dest NULL: just count; 0 when the case has no such buffer). */
+size_t gdn_check_instance_read(const gdn_check_instance *in, int which, float *dest);
 
 #endif

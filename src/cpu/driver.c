@@ -312,7 +312,10 @@ void gdn_cpu_forward(gdn_context *ctx, const gdn_plan *p)
         const int most = p->Dv >= 16 ? p->Dv / 16 : 1;
         ntiles = (int)(want < most ? want : most);
     }
-    const int tile_rows = (p->Dv + ntiles - 1) / ntiles;
+    /* tiles are whole multiples of 16 rows: the SIMD kernels put one row per lane, 16 at a time */
+    int tile_rows = (p->Dv + ntiles - 1) / ntiles;
+    if (ntiles > 1)
+        tile_rows = (tile_rows + 15) / 16 * 16;
     const int64_t items = pairs * ntiles;
 
 #ifdef _OPENMP

@@ -1,0 +1,195 @@
+/*
+ * test_conformance — every CPU kernel variant against the float64 reference.
+ *
+ * Runs the full conformance suite (gdn_check_suite, quick = 0; `test_conformance quick` runs the CI
+ * matrix of `gdn check`) and first verifies that the suite covers, for every ISA this CPU
+ * supports, every value the project requires: dtypes f32/bf16/f16, both head maps, the four gate
+ * conventions, both state layouts, Dk/Dv 64, 128, 256 and 64/128 mixed, T in {1, 2, 15, 16, 17,
+ * 63, 64, 65, 1000}, head ratios 1-4, packed batches with empty sequences, pools in place and
+ * moving, dense and slotted capture, strided views, slow and fast decay, bf16 and f16 outputs.
+ * Prints one line per failing case and a summary; exit 0 only if everything passed.
+ *
+ * Usage: test_conformance [quick|full] [CASE_INDEX...]   (indices as printed in FAIL lines: rerun
+ * only those cases, printing their description and result)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check/check.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int64_t longest(const gdn_check_case *c)
+{
+    int64_t t = c->n_seqs ? 0 : c->T;
+    for (int i = 0; i < c->n_seqs; i++)
+        if (c->seq_lens[i] > t)
+            t = c->seq_lens[i];
+    return t;
+}
+
+static int has_empty(const gdn_check_case *c)
+{
+    for (int i = 0; i < c->n_seqs; i++)
+        if (c->seq_lens[i] == 0)
+            return 1;
+    return 0;
+}
+
+/* Requirement i holds for case c? Returns -1 past the last requirement; name receives its name. */
+static int requirement(int i, const gdn_check_case *c, char *name, size_t len)
+{
+    static const int64_t TS[] = {1, 2, 15, 16, 17, 63, 64, 65, 1000};
+    static const char *dtn[] = {"f32", "bf16", "f16"};
+    static const char *gates[] = {"log", "linear", "neglog", "raw"};
+    const gdn_problem *p = &c->problem;
+    int k = 0;
+#define REQ(cond, ...)                            \
+    do {                                          \
+        if (i == k) {                             \
+            snprintf(name, len, __VA_ARGS__);     \
+            return (cond) ? 1 : 0;                \
+        }                                         \
+        k++;                                      \
+    } while (0)
+    for (int d = 0; d < 3; d++)
+        REQ((int)p->dtype == d, "dtype=%s", dtn[d]);
+    for (int d = 1; d < 3; d++)
+        REQ((int)p->out_dtype == d, "out_dtype=%s", dtn[d]);
+    REQ(p->gate_dtype != GDN_DTYPE_F32, "gate_dtype=dtype (16-bit)");
+    REQ(p->head_map == GDN_HEADS_GROUPED, "heads=grouped");
+    REQ(p->head_map == GDN_HEADS_TILED, "heads=tiled");
+    for (int g = 0; g < 4; g++)
+        REQ((int)p->gate == g, "gate=%s", gates[g]);
+    REQ(p->state_layout == GDN_STATE_VK, "layout=vk");
+    REQ(p->state_layout == GDN_STATE_KV, "layout=kv");
+    REQ(p->qk_l2norm, "qk_l2norm");
+    REQ(p->k_dim == 64 && p->v_dim == 64, "Dk=Dv=64");
+    REQ(p->k_dim == 128 && p->v_dim == 128, "Dk=Dv=128");
+    REQ(p->k_dim == 256 && p->v_dim == 256, "Dk=Dv=256");
+    REQ(p->k_dim == 64 && p->v_dim == 128, "Dk=64 Dv=128");
+    REQ(p->k_dim == 128 && p->v_dim == 64, "Dk=128 Dv=64");
+    REQ(p->k_dim % 16 != 0, "Dk not a multiple of 16 (scalar fallback)");
+    for (int t = 0; t < 9; t++)
+        REQ(longest(c) == TS[t], "T=%lld", (long long)TS[t]);
+    for (int r = 1; r <= 4; r++)
+        REQ(p->num_v_heads == r * p->num_k_heads, "Hv/Hk=%d", r);
+    REQ(c->n_seqs > 0 && has_empty(c), "packed with an empty sequence");
+    REQ(c->n_seqs == 0 && c->B > 1, "dense B>1");
+    REQ(c->pool == GDN_CHECK_POOL_INPLACE, "pool in place");
+    REQ(c->pool == GDN_CHECK_POOL_MOVE, "pool moving");
+    REQ(c->pool == GDN_CHECK_POOL_NONE, "no pool");
+    REQ(c->capture == GDN_CAPTURE_DENSE, "capture dense");
+    REQ(c->capture == GDN_CAPTURE_SLOTS, "capture slots");
+    REQ(c->capture == GDN_CAPTURE_SLOTS && c->capture_in_pool && c->pool != GDN_CHECK_POOL_NONE,
+        "capture slots in the state pool");
+    for (int s = 1; s <= GDN_CHECK_STRIDED_MAX; s++)
+        REQ(c->strided == s, "strided=%d", s);
+    REQ(c->decay == GDN_CHECK_DECAY_SLOW, "slow decay");
+    REQ(c->decay == GDN_CHECK_DECAY_FAST, "fast decay");
+    REQ(c->no_output, "no output (replay)");
+    REQ(c->threads != 1, "several threads");
+#undef REQ
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    const int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    const int only = argc > 2; /* rerun the listed cases */
+    static const gdn_isa ISAS[] = {GDN_ISA_SCALAR, GDN_ISA_AVX2, GDN_ISA_AVX512};
+    for (int i = 0; i < 3; i++)
+        if (!gdn_cpu_supports(ISAS[i]))
+            printf("SKIP isa=%s (CPU lacks it)\n", gdn_isa_name(ISAS[i]));
+
+    const size_t n = gdn_check_suite(NULL, 0, quick);
+    gdn_check_case *cases = (gdn_check_case *)calloc(n ? n : 1, sizeof *cases);
+    if (!cases) {
+        fprintf(stderr, "out of memory\n");
+        return 2;
+    }
+    if (gdn_check_suite(cases, n, quick) != n) {
+        fprintf(stderr, "FAIL gdn_check_suite: count changed between calls\n");
+        return 1;
+    }
+
+    if (only) {
+        int bad = 0;
+        for (int a = 2; a < argc; a++) {
+            const size_t i = (size_t)strtoull(argv[a], NULL, 10);
+            char d[512];
+            gdn_check_result r;
+            if (i >= n) {
+                printf("no case #%zu (the suite has %zu)\n", i, n);
+                bad = 1;
+                continue;
+            }
+            gdn_check_describe(&cases[i], d, sizeof d);
+            gdn_check_run(&cases[i], &r);
+            printf("%s #%zu %s: out %.3g state %.3g capture %.3g (tolerance %.0e)%s%s\n", r.pass ? "PASS" : "FAIL", i,
+                   d, r.out_err, r.state_err, r.capture_err, r.tolerance, r.pass ? "" : ": ", r.message);
+            bad |= !r.pass;
+        }
+        free(cases);
+        return bad;
+    }
+
+    /* coverage of the requirements, per supported ISA */
+    int missing = 0;
+    char name[96];
+    for (int ii = 0; ii < 3; ii++) {
+        if (!gdn_cpu_supports(ISAS[ii]))
+            continue;
+        for (int r = 0; requirement(r, &cases[0], name, sizeof name) >= 0; r++) {
+            int found = 0;
+            for (size_t i = 0; i < n && !found; i++)
+                found = cases[i].isa == ISAS[ii] && requirement(r, &cases[i], name, sizeof name) == 1;
+            if (!found) {
+                printf("COVERAGE MISSING isa=%s: %s\n", gdn_isa_name(ISAS[ii]), name);
+                missing++;
+            }
+        }
+    }
+
+    size_t failed = 0, per_isa[4] = {0}, fail_isa[4] = {0};
+    double worst_out = 0, worst_state = 0, worst_cap = 0, t_isa[4] = {0};
+    const double t0 = now();
+    for (size_t i = 0; i < n; i++) {
+        gdn_check_result r;
+        const double ts = now();
+        gdn_check_run(&cases[i], &r);
+        const int isa = (int)cases[i].isa & 3;
+        t_isa[isa] += now() - ts;
+        per_isa[isa]++;
+        if (!r.pass) {
+            char d[512];
+            gdn_check_describe(&cases[i], d, sizeof d);
+            printf("FAIL #%zu %s: %s\n", i, d, r.message);
+            failed++;
+            fail_isa[isa]++;
+        } else {
+            if (r.out_err / r.tolerance > worst_out)
+                worst_out = r.out_err / r.tolerance;
+            if (r.state_err > worst_state)
+                worst_state = r.state_err;
+            if (r.capture_err > worst_cap)
+                worst_cap = r.capture_err;
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        if (per_isa[i])
+            printf("isa=%-7s %4zu cases, %zu failed, %.2f s\n", gdn_isa_name((gdn_isa)i), per_isa[i], fail_isa[i],
+                   t_isa[i]);
+    printf("%s: %zu cases, %zu failed, %d coverage gaps, %.2f s; worst passing errors: out %.2g of its "
+           "tolerance, state %.2g, capture %.2g\n",
+           failed || missing ? "FAIL" : "PASS", n, failed, missing, now() - t0, worst_out, worst_state, worst_cap);
+    free(cases);
+    return failed || missing ? 1 : 0;
+}

@@ -1,0 +1,783 @@
+/*
+ * cmd_bench.c — `gdn bench`: times decode, verify and prefill on a real model's layer shape,
+ * checks every case against the float64 reference, and reports throughput as fractions of this
+ * machine's own limits, measured in the same run (machine.h).
+ *
+ * Counting (DESIGN.md §5, research/ALGORITHM.md §3):
+ *   FLOPs = 7 * Dk * Dv per token per value head (token loop);
+ *   bytes = state read + written (f32: 8 * Dk * Dv per head per sequence) + every input read once
+ *           (q, k, v in the activation dtype; g, beta f32) + the output written once (+ captures).
+ * Times: clock_gettime(CLOCK_MONOTONIC) around each call after a warm-up; the median is reported.
+ * Decode and verify cases (T <= 64) rotate over several state pools (>= 256 MiB in all, like
+ * successive layers of a model) so that the state comes from memory as it does in a model, not
+ * from cache; --warm uses one pool.
+ * Correctness: the reference runs on the same inputs (views of the same buffers); for large
+ * cases on a prefix (first min(B,2) sequences, first 64 tokens). The library's output is taken
+ * in f32 for that run, so the error measures the f32 compute (limit 1e-4).
+ */
+#include "check/check.h"
+#include "check/rng.h"
+#include "machine.h"
+#include "npy.h"
+#include "ref/ref.h"
+#include "tools.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "bench"
+#define REL_ERR_LIMIT 1e-4
+#define CHECK_TOKENS 64      /* reduced check: first 64 tokens ... */
+#define CHECK_SEQS 2         /* ... of the first 2 sequences */
+#define ROTATE_BYTES ((int64_t)256 << 20)
+#define ROTATE_MAX 128
+
+void cmd_bench_help(void)
+{
+    size_t n, i;
+    const tool_model *m = tool_models(&n);
+    printf(
+        "usage: gdn bench [options]\n"
+        "\n"
+        "With no options: the default suite on the layer shape of Qwen3.6-35B-A3B (Hk=16, Hv=32,\n"
+        "Dk=Dv=128), bf16 activations, f32 state, on the best backend: decode B=1 and B=8, verify\n"
+        "B=1 T=4 with capture, prefill B=1 T=512 and T=4096. Each case is warmed up, timed over\n"
+        "repeated runs (median), and checked against the float64 reference. The machine's f32 FMA\n"
+        "rate and memory bandwidth are measured in the same run; the table gives each case's\n"
+        "fraction of them. FLOPs = 7*Dk*Dv per token and value head; bytes = f32 state read and\n"
+        "written + inputs read once + output written once (+ captured states).\n"
+        "\n"
+        "options:\n"
+        "  --json                  one JSON object per case per line on stdout (no table)\n"
+        "  --model NAME            layer shape of a model (--model list shows them)\n"
+        "  --B N --T N             run one case with this batch and length: decode if T = 1, else\n"
+        "                          prefill (verify with --capture)\n"
+        "  --Hk N --Hv N --Dk N --Dv N   override the model's head counts and dimensions\n"
+        "  --capture               with --B/--T: capture the state after every token (verify)\n"
+        "  --dtype f32|bf16|f16    activation type of q, k, v and the output (default bf16)\n"
+        "  --threads N             CPU threads, 0 = all cores (default 0)\n"
+        "  --isa auto|scalar|avx2|avx512   force the CPU kernels' instruction set\n"
+        "  --backend cpu|cuda      (default: the best available; CUDA is not built in this version)\n"
+        "  --algo auto|recurrent|chunked   (default auto)\n"
+        "  --reps N                timed repetitions per case (default: about 1-2 s per case)\n"
+        "  --warm                  decode/verify: reuse one state pool (cache-resident when it fits)\n"
+        "  --help                  this text\n"
+        "\n"
+        "models:");
+    for (i = 0; i < n; i++)
+        printf(" %s", m[i].name);
+    printf("\n\nExit status: 0 if every case ran and passed its check (relative RMS error <= 1e-4 for\n"
+           "f32 compute), 1 otherwise, 2 for a usage error. Progress goes to stderr.\n");
+}
+
+enum {
+    O_JSON, O_MODEL, O_B, O_T, O_HK, O_HV, O_DK, O_DV, O_CAPTURE, O_DTYPE, O_THREADS, O_ISA, O_BACKEND, O_ALGO,
+    O_REPS, O_WARM
+};
+static const tool_opt bench_options[] = {
+    {"--json", 0}, {"--model", 1}, {"--B", 1}, {"--T", 1}, {"--Hk", 1}, {"--Hv", 1}, {"--Dk", 1}, {"--Dv", 1},
+    {"--capture", 0}, {"--dtype", 1}, {"--threads", 1}, {"--isa", 1}, {"--backend", 1}, {"--algo", 1},
+    {"--reps", 1}, {"--warm", 0}, {NULL, 0}};
+
+typedef struct bench_opts {
+    int json;
+    const tool_model *model;
+    long long B, T, Hk, Hv, Dk, Dv; /* 0 = not given */
+    int capture;
+    gdn_dtype dtype;
+    int threads;
+    gdn_isa isa;
+    gdn_backend backend;
+    gdn_algo algo;
+    int reps; /* 0 = automatic */
+    int warm;
+} bench_opts;
+
+typedef struct bench_case {
+    const char *op;
+    int64_t B, T;
+    int capture;
+} bench_case;
+
+typedef struct bench_env {
+    gdn_context *ctx;
+    gdn_problem p;
+    const bench_opts *o;
+    const char *model_name;
+    const char *algo;
+    tool_fma_peak fma;
+    tool_mem_bw mem;
+} bench_env;
+
+typedef struct bench_result {
+    int ran;        /* gdn_forward succeeded */
+    int ok;         /* and the check passed */
+    int reps;
+    int pools;
+    double median_us, min_us;
+    double bytes, flops;
+    double rel_err;
+    char checked[64];
+    char error[1024];
+} bench_result;
+
+static size_t dtype_size(gdn_dtype t)
+{
+    return t == GDN_DTYPE_F32 ? 4 : 2;
+}
+
+static void store(void *dst, int64_t i, gdn_dtype t, float x)
+{
+    if (t == GDN_DTYPE_F32)
+        ((float *)dst)[i] = x;
+    else if (t == GDN_DTYPE_BF16)
+        ((uint16_t *)dst)[i] = npy_f32_to_bf16(x);
+    else
+        ((uint16_t *)dst)[i] = npy_f32_to_f16(x);
+}
+
+static float uniform_pm1(gdn_rng *r)
+{
+    return (float)(2.0 * gdn_rng_uniform(r) - 1.0);
+}
+
+/* rows of length d, each scaled to unit L2 norm, stored in t. */
+static void fill_unit_rows(gdn_rng *r, void *dst, gdn_dtype t, int64_t rows, int d)
+{
+    float tmp[4096];
+    int64_t i;
+    int j;
+    for (i = 0; i < rows; i++) {
+        double ss = 0.0;
+        for (j = 0; j < d; j++) {
+            tmp[j] = uniform_pm1(r);
+            ss += (double)tmp[j] * tmp[j];
+        }
+        ss = ss > 0 ? 1.0 / sqrt(ss) : 1.0;
+        for (j = 0; j < d; j++)
+            store(dst, i * d + j, t, (float)(tmp[j] * ss));
+    }
+}
+
+static double median(double *v, int n)
+{
+    int i, j;
+    for (i = 1; i < n; i++) { /* insertion sort: n is small */
+        double x = v[i];
+        for (j = i - 1; j >= 0 && v[j] > x; j--)
+            v[j + 1] = v[j];
+        v[j + 1] = x;
+    }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static gdn_tensor view(void *data, int ndim, const int64_t *shape, const int64_t *full)
+{
+    /* shape is a leading sub-box of a C-contiguous array of extents full */
+    gdn_tensor t = gdn_tensor_contiguous(data, ndim, shape);
+    int64_t s = 1;
+    int i;
+    for (i = ndim - 1; i >= 0; i--) {
+        t.strides[i] = s;
+        s *= full[i];
+    }
+    return t;
+}
+
+/* Check the library against the reference on (a prefix of) the case: same buffers, views. */
+static void check_case(const bench_env *env, const bench_case *c, void *q, void *k, void *v, float *g, float *beta,
+                       const float *pool0, bench_result *res)
+{
+    const gdn_problem *P = &env->p;
+    gdn_problem p = *P;
+    gdn_batch b;
+    gdn_tensors t;
+    gdn_ref_result rr;
+    char err[512];
+    int64_t Bc = c->B, Tc = c->T, Hk = P->num_k_heads, Hv = P->num_v_heads, Dk = P->k_dim, Dv = P->v_dim;
+    int64_t qf[4] = {c->B, c->T, Hk, Dk}, vf[4] = {c->B, c->T, Hv, Dv}, gf[3] = {c->B, c->T, Hv};
+    int64_t qs[4], vs[4], gs[3], ss[4], cs[5];
+    size_t nstate, nout, ncap;
+    float *pool = NULL, *out = NULL, *caps = NULL;
+    gdn_status st;
+    double e;
+
+    if (c->B * c->T > CHECK_TOKENS) {
+        Bc = c->B < CHECK_SEQS ? c->B : CHECK_SEQS;
+        Tc = c->T < CHECK_TOKENS ? c->T : CHECK_TOKENS;
+        snprintf(res->checked, sizeof res->checked, "B=%lld,T=%lld", (long long)Bc, (long long)Tc);
+    } else {
+        snprintf(res->checked, sizeof res->checked, "full");
+    }
+    memset(&rr, 0, sizeof rr);
+    nstate = (size_t)(Bc * Hv * Dv * Dk);
+    nout = (size_t)(Bc * Tc * Hv * Dv);
+    ncap = c->capture ? (size_t)(Bc * Tc) * (size_t)(Hv * Dv * Dk) : 0;
+    pool = malloc(nstate * sizeof(float));
+    out = malloc(nout * sizeof(float));
+    rr.out = malloc(nout * sizeof(double));
+    rr.final_state = malloc(nstate * sizeof(double));
+    if (c->capture) {
+        caps = malloc(ncap * sizeof(float));
+        rr.captures = malloc(ncap * sizeof(double));
+    }
+    if (!pool || !out || !rr.out || !rr.final_state || (c->capture && (!caps || !rr.captures))) {
+        snprintf(res->error, sizeof res->error, "out of memory for the reference check");
+        goto done;
+    }
+    memcpy(pool, pool0, nstate * sizeof(float));
+
+    qs[0] = vs[0] = gs[0] = ss[0] = cs[0] = Bc;
+    qs[1] = vs[1] = gs[1] = cs[1] = Tc;
+    qs[2] = Hk;
+    qs[3] = Dk;
+    vs[2] = gs[2] = ss[1] = cs[2] = Hv;
+    vs[3] = ss[2] = cs[3] = Dv;
+    ss[3] = cs[4] = Dk;
+
+    p.out_dtype = GDN_DTYPE_F32;
+    memset(&b, 0, sizeof b);
+    b.batch_size = Bc;
+    b.seq_len = Tc;
+    b.num_seqs = Bc;
+    memset(&t, 0, sizeof t);
+    t.q = view(q, 4, qs, qf);
+    t.k = view(k, 4, qs, qf);
+    t.v = view(v, 4, vs, vf);
+    t.g = view(g, 3, gs, gf);
+    t.beta = view(beta, 3, gs, gf);
+    t.out = gdn_tensor_contiguous(out, 4, vs);
+    t.state.pool = gdn_tensor_contiguous(pool, 4, ss);
+    if (c->capture) {
+        t.capture.mode = GDN_CAPTURE_DENSE;
+        t.capture.states = gdn_tensor_contiguous(caps, 5, cs);
+    }
+    /* The reference first: the library updates the pool in place. */
+    st = gdn_ref_forward(&p, &b, &t, &rr, err, sizeof err);
+    if (st != GDN_STATUS_SUCCESS) {
+        snprintf(res->error, sizeof res->error, "reference: %s: %s", gdn_status_string(st), err);
+        goto done;
+    }
+    st = gdn_forward(env->ctx, &p, &b, &t);
+    if (st != GDN_STATUS_SUCCESS) {
+        snprintf(res->error, sizeof res->error, "gdn_forward (check run): %s: %s", gdn_status_string(st),
+                 gdn_last_error(env->ctx));
+        goto done;
+    }
+    res->rel_err = gdn_check_rel_rms(out, rr.out, nout);
+    e = gdn_check_rel_rms(pool, rr.final_state, nstate);
+    if (!(e <= res->rel_err))
+        res->rel_err = e;
+    if (c->capture) {
+        e = gdn_check_rel_rms(caps, rr.captures, ncap);
+        if (!(e <= res->rel_err))
+            res->rel_err = e;
+    }
+    res->ok = res->rel_err <= REL_ERR_LIMIT;
+    if (!res->ok)
+        snprintf(res->error, sizeof res->error, "relative RMS error %.3g above the limit %.0e", res->rel_err,
+                 REL_ERR_LIMIT);
+
+done:
+    free(pool);
+    free(out);
+    free(caps);
+    free(rr.out);
+    free(rr.final_state);
+    free(rr.captures);
+}
+
+/* Elements of the capture buffer, in double (no overflow), for the size guard. */
+static double ncap_guard(const bench_case *c, const gdn_problem *p)
+{
+    return c->capture ? (double)c->B * (double)c->T * p->num_v_heads * (double)p->v_dim * p->k_dim : 0.0;
+}
+
+static void run_case(const bench_env *env, const bench_case *c, bench_result *res)
+{
+    const gdn_problem *p = &env->p;
+    const bench_opts *o = env->o;
+    int64_t B = c->B, T = c->T, Hk = p->num_k_heads, Hv = p->num_v_heads, Dk = p->k_dim, Dv = p->v_dim;
+    size_t as = dtype_size(p->dtype), os = dtype_size(p->out_dtype);
+    int64_t nq, nv, ng, nstate, ncap;
+    void *q = NULL, *k = NULL, *v = NULL, *out = NULL;
+    float *g = NULL, *beta = NULL, *caps = NULL;
+    float **pools = NULL;
+    double *times = NULL;
+    int npools = 1, i, r, max_reps;
+    gdn_batch b;
+    gdn_tensors t;
+    gdn_rng rng;
+    int64_t qs[4] = {B, T, Hk, Dk}, vs[4] = {B, T, Hv, Dv}, gs[3] = {B, T, Hv}, ss[4] = {B, Hv, Dv, Dk};
+    int64_t cs[5] = {B, T, Hv, Dv, Dk};
+    double t0, elapsed, est;
+
+    memset(res, 0, sizeof *res);
+    res->rel_err = NAN;
+    snprintf(res->checked, sizeof res->checked, "none");
+    if ((double)B * T * (Hk * Dk + Hv * Dv) + (double)B * Hv * Dv * Dk + (double)ncap_guard(c, p) > 0x1p40) {
+        snprintf(res->error, sizeof res->error, "the case is too large for this machine");
+        return;
+    }
+    nq = B * T * Hk * Dk;
+    nv = B * T * Hv * Dv;
+    ng = B * T * Hv;
+    nstate = B * Hv * Dv * Dk;
+    ncap = c->capture ? B * T * Hv * Dv * Dk : 0;
+    res->flops = 7.0 * (double)Dk * (double)Dv * (double)Hv * (double)B * (double)T;
+    res->bytes = 8.0 * (double)Dk * Dv * Hv * B + (double)(2 * nq + nv) * (double)as + 2.0 * 4.0 * (double)ng +
+                 (double)nv * (double)os + 4.0 * (double)ncap;
+
+    if (T <= 64 && !o->warm) {
+        int64_t sb = nstate * 4;
+        npools = (int)((ROTATE_BYTES + sb - 1) / sb);
+        if (npools > ROTATE_MAX)
+            npools = ROTATE_MAX;
+        if (npools < 1)
+            npools = 1;
+    }
+    res->pools = npools;
+
+    q = malloc((size_t)nq * as);
+    k = malloc((size_t)nq * as);
+    v = malloc((size_t)nv * as);
+    out = malloc((size_t)nv * os);
+    g = malloc((size_t)ng * sizeof(float));
+    beta = malloc((size_t)ng * sizeof(float));
+    pools = calloc((size_t)npools, sizeof *pools);
+    if (c->capture)
+        caps = malloc((size_t)ncap * sizeof(float));
+    if (!q || !k || !v || !out || !g || !beta || !pools || (c->capture && !caps)) {
+        snprintf(res->error, sizeof res->error, "out of memory for the inputs and outputs");
+        goto done;
+    }
+    for (i = 0; i < npools; i++) {
+        pools[i] = malloc((size_t)nstate * sizeof(float));
+        if (!pools[i]) {
+            snprintf(res->error, sizeof res->error, "out of memory for %d state pools", npools);
+            goto done;
+        }
+    }
+
+    /* Realistic inputs: unit-norm q and k, g from the model's gate formula, beta in (0,1). */
+    gdn_rng_seed(&rng, 0x9d2c5680u ^ (uint64_t)(B * 1000003 + T));
+    fill_unit_rows(&rng, q, p->dtype, B * T * Hk, (int)Dk);
+    fill_unit_rows(&rng, k, p->dtype, B * T * Hk, (int)Dk);
+    for (i = 0; i < nv; i++)
+        store(v, i, p->dtype, uniform_pm1(&rng));
+    {
+        double A[4096], dtb[4096];
+        for (r = 0; r < Hv && r < 4096; r++) {
+            A[r] = log(1.0 + 15.0 * gdn_rng_uniform(&rng));               /* A_log: log U(1,16) */
+            dtb[r] = log(expm1(0.001 + 0.099 * gdn_rng_uniform(&rng))); /* softplus(dt_bias) in [1e-3,0.1] */
+        }
+        for (i = 0; i < ng; i++) {
+            int h = (int)(i % Hv) % 4096;
+            double x = gdn_rng_normal(&rng) + dtb[h];
+            double sp = x > 20.0 ? x : log1p(exp(x));
+            g[i] = (float)(-exp(A[h]) * sp);
+            beta[i] = (float)(1.0 / (1.0 + exp(-gdn_rng_normal(&rng))));
+        }
+    }
+    for (i = 0; i < nstate; i++)
+        pools[0][i] = 0.1f * uniform_pm1(&rng);
+
+    /* Correctness first, on a pristine copy of the initial state. */
+    check_case(env, c, q, k, v, g, beta, pools[0], res);
+    for (i = 1; i < npools; i++)
+        memcpy(pools[i], pools[0], (size_t)nstate * sizeof(float));
+
+    memset(&b, 0, sizeof b);
+    b.batch_size = B;
+    b.seq_len = T;
+    b.num_seqs = B;
+    memset(&t, 0, sizeof t);
+    t.q = gdn_tensor_contiguous(q, 4, qs);
+    t.k = gdn_tensor_contiguous(k, 4, qs);
+    t.v = gdn_tensor_contiguous(v, 4, vs);
+    t.g = gdn_tensor_contiguous(g, 3, gs);
+    t.beta = gdn_tensor_contiguous(beta, 3, gs);
+    t.out = gdn_tensor_contiguous(out, 4, vs);
+    t.state.pool = gdn_tensor_contiguous(pools[0], 4, ss);
+    if (c->capture) {
+        t.capture.mode = GDN_CAPTURE_DENSE;
+        t.capture.states = gdn_tensor_contiguous(caps, 5, cs);
+    }
+
+    /* Warm-up: at least once through the pools, and at least 0.1 s. */
+    t0 = tool_now();
+    r = 0;
+    do {
+        gdn_status st;
+        t.state.pool.data = pools[r % npools];
+        st = gdn_forward(env->ctx, p, &b, &t);
+        if (st != GDN_STATUS_SUCCESS) {
+            snprintf(res->error, sizeof res->error, "gdn_forward: %s: %s", gdn_status_string(st),
+                     gdn_last_error(env->ctx));
+            res->ok = 0;
+            goto done;
+        }
+        r++;
+        elapsed = tool_now() - t0;
+    } while ((r < npools || elapsed < 0.1) && r < 5000);
+    est = elapsed / r;
+    if (o->reps > 0) {
+        max_reps = o->reps;
+    } else {
+        double budget = T > 64 ? 2.0 : 1.0;
+        max_reps = (int)(budget / (est > 1e-7 ? est : 1e-7));
+        if (max_reps > 2000)
+            max_reps = 2000;
+        if (max_reps < (est > 0.2 ? 3 : 5))
+            max_reps = est > 0.2 ? 3 : 5;
+    }
+    times = malloc((size_t)max_reps * sizeof(double));
+    if (!times) {
+        snprintf(res->error, sizeof res->error, "out of memory");
+        goto done;
+    }
+    for (i = 0; i < max_reps; i++) {
+        double a;
+        t.state.pool.data = pools[(r + i) % npools];
+        a = tool_now();
+        gdn_forward(env->ctx, p, &b, &t);
+        times[i] = tool_now() - a;
+    }
+    res->reps = max_reps;
+    res->min_us = 1e300;
+    for (i = 0; i < max_reps; i++)
+        if (times[i] * 1e6 < res->min_us)
+            res->min_us = times[i] * 1e6;
+    res->median_us = median(times, max_reps) * 1e6;
+    res->ran = 1;
+
+done:
+    free(q);
+    free(k);
+    free(v);
+    free(out);
+    free(g);
+    free(beta);
+    free(caps);
+    if (pools)
+        for (i = 0; i < npools; i++)
+            free(pools[i]);
+    free(pools);
+    free(times);
+}
+
+/* ---- output --------------------------------------------------------------------------------- */
+
+static void json_num(const char *key, double x)
+{
+    if (isfinite(x))
+        printf(",\"%s\":%.6g", key, x);
+    else
+        printf(",\"%s\":null", key);
+}
+
+static void print_json(const bench_env *env, const bench_case *c, const bench_result *r)
+{
+    const gdn_problem *p = &env->p;
+    double sec = r->median_us * 1e-6;
+    printf("{\"op\":\"%s\",\"backend\":\"cpu\",\"algo\":\"%s\",\"dtype\":\"%s\",\"out_dtype\":\"%s\","
+           "\"state_dtype\":\"f32\",\"isa\":\"%s\",\"kernel\":\"%s\",\"model\":\"%s\"",
+           c->op, env->algo, tool_dtype_names[p->dtype], tool_dtype_names[p->out_dtype],
+           gdn_isa_name(gdn_context_isa(env->ctx)), gdn_context_kernel_name(env->ctx, p->k_dim), env->model_name);
+    printf(",\"B\":%lld,\"T\":%lld,\"Hk\":%d,\"Hv\":%d,\"Dk\":%d,\"Dv\":%d,\"capture\":%s,\"threads\":%d,\"reps\":%d,"
+           "\"state_pools\":%d",
+           (long long)c->B, (long long)c->T, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
+           c->capture ? "true" : "false", gdn_context_num_threads(env->ctx), r->reps, r->pools);
+    json_num("median_us", r->ran ? r->median_us : NAN);
+    json_num("min_us", r->ran ? r->min_us : NAN);
+    json_num("tokens_per_s", r->ran ? (double)(c->B * c->T) / sec : NAN);
+    json_num("bytes", r->bytes);
+    json_num("flops", r->flops);
+    json_num("gbytes_per_s", r->ran ? r->bytes / sec / 1e9 : NAN);
+    json_num("gflops", r->ran ? r->flops / sec / 1e9 : NAN);
+    json_num("fma_peak_gflops", env->fma.gflops);
+    printf(",\"fma_peak_isa\":\"%s\"", gdn_isa_name(env->fma.isa));
+    json_num("mem_gbytes_per_s", env->mem.gbytes_per_s);
+    json_num("pct_fma_peak", r->ran ? 100.0 * r->flops / sec / 1e9 / env->fma.gflops : NAN);
+    json_num("pct_mem_bw", r->ran && env->mem.gbytes_per_s > 0 ? 100.0 * r->bytes / sec / 1e9 / env->mem.gbytes_per_s
+                                                               : NAN);
+    json_num("rel_err", r->rel_err);
+    json_num("rel_err_limit", REL_ERR_LIMIT);
+    printf(",\"checked\":\"%s\",\"ok\":%s", r->checked, r->ran && r->ok ? "true" : "false");
+    if (r->error[0]) {
+        const char *s;
+        printf(",\"error\":\"");
+        for (s = r->error; *s; s++) {
+            if (*s == '"' || *s == '\\')
+                printf("\\%c", *s);
+            else if ((unsigned char)*s < 0x20)
+                printf(" ");
+            else
+                putchar(*s);
+        }
+        printf("\"");
+    }
+    printf("}\n");
+    fflush(stdout);
+}
+
+static void print_header(const bench_env *env, int pools_note)
+{
+    const gdn_problem *p = &env->p;
+    printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32\n",
+           gdn_version_string(), env->model_name, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
+           tool_dtype_names[p->dtype]);
+    printf("backend cpu, isa %s, kernel %s, algo %s, %d threads\n", gdn_isa_name(gdn_context_isa(env->ctx)),
+           gdn_context_kernel_name(env->ctx, p->k_dim), env->algo, gdn_context_num_threads(env->ctx));
+    printf("machine (measured now): f32 FMA peak %.1f GFLOP/s (%s, %d threads); memory %.1f GB/s (in-place axpy over "
+           "%zu MiB, %d threads)\n",
+           env->fma.gflops, gdn_isa_name(env->fma.isa), env->fma.threads, env->mem.gbytes_per_s,
+           env->mem.array_bytes >> 20, env->mem.threads);
+    printf("FLOP = 7*Dk*Dv per token and value head; bytes = f32 state read+written + inputs read once + output "
+           "written once (+ captures)\n");
+    if (pools_note)
+        printf("decode/verify rotate over state pools of >= 256 MiB in all (the state comes from memory, as across "
+               "a model's layers); --warm reuses one\n");
+    printf("rel_err: relative RMS vs the float64 reference (output in f32, final state, captures) on the same inputs;"
+           " whole case when B*T <= %d, else first min(B,%d) sequences x first %d tokens; limit %.0e\n",
+           CHECK_TOKENS, CHECK_SEQS, CHECK_TOKENS, REL_ERR_LIMIT);
+    printf("\n%-8s %5s %6s %12s %12s %8s %9s %6s %6s %9s  %s\n", "op", "B", "T", "median_us", "tokens/s", "GB/s",
+           "GFLOP/s", "%FMA", "%BW", "rel_err", "check");
+    fflush(stdout);
+}
+
+static void print_row(const bench_env *env, const bench_case *c, const bench_result *r)
+{
+    double sec = r->median_us * 1e-6;
+    if (!r->ran) {
+        printf("%-8s %5lld %6lld %12s %12s %8s %9s %6s %6s %9.2e  FAIL: %s\n", c->op, (long long)c->B,
+               (long long)c->T, "-", "-", "-", "-", "-", "-", r->rel_err, r->error);
+    } else {
+        double gbs = r->bytes / sec / 1e9, gfl = r->flops / sec / 1e9;
+        printf("%-8s %5lld %6lld %12.1f %12.0f %8.1f %9.1f %6.1f %6.1f %9.2e  %s%s%s\n", c->op, (long long)c->B,
+               (long long)c->T, r->median_us, (double)(c->B * c->T) / sec, gbs, gfl, 100.0 * gfl / env->fma.gflops,
+               env->mem.gbytes_per_s > 0 ? 100.0 * gbs / env->mem.gbytes_per_s : 0.0, r->rel_err,
+               r->ok ? "ok" : "FAIL", r->ok ? "" : ": ", r->ok ? "" : r->error);
+    }
+    fflush(stdout);
+}
+
+/* ---- the command ---------------------------------------------------------------------------- */
+
+static int parse_dim(const char *opt, const char *val, long long lo, long long hi, long long *out)
+{
+    return tool_parse_int(CMD, opt, val, lo, hi, out);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_opts o;
+    bench_env env;
+    bench_case cases[8];
+    gdn_context_desc cd;
+    const tool_model *m;
+    int ncases = 0, i = 1, c, failed = 0, single, any_small = 0;
+    long long v;
+    char algo_buf[32];
+
+    memset(&o, 0, sizeof o);
+    o.dtype = GDN_DTYPE_BF16;
+    o.model = tool_model_default();
+    while (i < argc) {
+        const char *val;
+        int k = tool_next_opt(CMD, argc, argv, &i, bench_options, &val), e;
+        if (k == TOOL_OPT_HELP) {
+            cmd_bench_help();
+            return TOOL_EXIT_OK;
+        }
+        if (k < 0)
+            return TOOL_EXIT_USAGE;
+        switch (k) {
+        case O_JSON:
+            o.json = 1;
+            break;
+        case O_MODEL:
+            if (strcmp(val, "list") == 0) {
+                size_t n, j;
+                const tool_model *ms = tool_models(&n);
+                printf("%-18s %-22s %4s %4s %4s %4s %6s\n", "name", "model", "Hk", "Hv", "Dk", "Dv", "layers");
+                for (j = 0; j < n; j++)
+                    printf("%-18s %-22s %4d %4d %4d %4d %6d%s\n", ms[j].name, ms[j].description, ms[j].num_k_heads,
+                           ms[j].num_v_heads, ms[j].k_dim, ms[j].v_dim, ms[j].gdn_layers,
+                           &ms[j] == tool_model_default() ? "  (default)" : "");
+                return TOOL_EXIT_OK;
+            }
+            o.model = tool_model_find(val);
+            if (!o.model) {
+                tool_error(CMD, "--model: unknown model '%s' (see gdn bench --model list)", val);
+                return TOOL_EXIT_USAGE;
+            }
+            break;
+        case O_B:
+            if (parse_dim("--B", val, 1, 1 << 20, &o.B))
+                return TOOL_EXIT_USAGE;
+            break;
+        case O_T:
+            if (parse_dim("--T", val, 1, 1 << 24, &o.T))
+                return TOOL_EXIT_USAGE;
+            break;
+        case O_HK:
+            if (parse_dim("--Hk", val, 1, 4096, &o.Hk))
+                return TOOL_EXIT_USAGE;
+            break;
+        case O_HV:
+            if (parse_dim("--Hv", val, 1, 4096, &o.Hv))
+                return TOOL_EXIT_USAGE;
+            break;
+        case O_DK:
+            if (parse_dim("--Dk", val, 1, 4096, &o.Dk))
+                return TOOL_EXIT_USAGE;
+            break;
+        case O_DV:
+            if (parse_dim("--Dv", val, 1, 4096, &o.Dv))
+                return TOOL_EXIT_USAGE;
+            break;
+        case O_CAPTURE:
+            o.capture = 1;
+            break;
+        case O_DTYPE:
+            if ((e = tool_parse_enum(CMD, "--dtype", val, tool_dtype_names)) < 0)
+                return TOOL_EXIT_USAGE;
+            o.dtype = (gdn_dtype)e;
+            break;
+        case O_THREADS:
+            if (tool_parse_int(CMD, "--threads", val, 0, 4096, &v))
+                return TOOL_EXIT_USAGE;
+            o.threads = (int)v;
+            break;
+        case O_ISA:
+            if ((e = tool_parse_enum(CMD, "--isa", val, tool_isa_names)) < 0)
+                return TOOL_EXIT_USAGE;
+            o.isa = (gdn_isa)e;
+            break;
+        case O_BACKEND:
+            if ((e = tool_parse_enum(CMD, "--backend", val, tool_backend_names)) < 0)
+                return TOOL_EXIT_USAGE;
+            o.backend = (gdn_backend)e;
+            break;
+        case O_ALGO:
+            if ((e = tool_parse_enum(CMD, "--algo", val, tool_algo_names)) < 0)
+                return TOOL_EXIT_USAGE;
+            o.algo = (gdn_algo)e;
+            break;
+        case O_REPS:
+            if (tool_parse_int(CMD, "--reps", val, 1, 1000000, &v))
+                return TOOL_EXIT_USAGE;
+            o.reps = (int)v;
+            break;
+        case O_WARM:
+            o.warm = 1;
+            break;
+        default:
+            break;
+        }
+    }
+    m = o.model;
+    memset(&env, 0, sizeof env);
+    env.o = &o;
+    env.model_name = (o.Hk || o.Hv || o.Dk || o.Dv) ? "custom" : m->name;
+    env.p.num_k_heads = (int)(o.Hk ? o.Hk : m->num_k_heads);
+    env.p.num_v_heads = (int)(o.Hv ? o.Hv : m->num_v_heads);
+    env.p.k_dim = (int)(o.Dk ? o.Dk : m->k_dim);
+    env.p.v_dim = (int)(o.Dv ? o.Dv : m->v_dim);
+    if (env.p.num_v_heads % env.p.num_k_heads != 0) {
+        tool_error(CMD, "--Hv: %d value heads is not a multiple of Hk=%d key heads", env.p.num_v_heads,
+                   env.p.num_k_heads);
+        return TOOL_EXIT_USAGE;
+    }
+    single = o.B || o.T;
+    if (o.capture && !single) {
+        tool_error(CMD, "--capture: only with --B/--T (the default suite has its own verify case)");
+        return TOOL_EXIT_USAGE;
+    }
+    env.p.dtype = o.dtype;
+    env.p.out_dtype = o.dtype;
+    env.p.gate_dtype = GDN_DTYPE_F32;
+    env.p.state_dtype = GDN_DTYPE_F32;
+    env.p.gate = GDN_GATE_LOG;
+    env.p.algo = o.algo;
+
+    if (single) {
+        cases[0].B = o.B ? o.B : 1;
+        cases[0].T = o.T ? o.T : 1;
+        cases[0].capture = o.capture;
+        cases[0].op = o.capture ? "verify" : cases[0].T == 1 ? "decode" : "prefill";
+        ncases = 1;
+    } else {
+        static const bench_case suite[] = {
+            {"decode", 1, 1, 0}, {"decode", 8, 1, 0}, {"verify", 1, 4, 1}, {"prefill", 1, 512, 0},
+            {"prefill", 1, 4096, 0}};
+        ncases = (int)(sizeof suite / sizeof suite[0]);
+        memcpy(cases, suite, sizeof suite);
+    }
+    for (c = 0; c < ncases; c++)
+        any_small |= cases[c].T <= 64;
+
+    /* The best backend: the CPU (the tool has no CUDA path in this version). */
+    memset(&cd, 0, sizeof cd);
+    cd.backend = o.backend;
+    cd.num_threads = o.threads;
+    cd.isa = o.isa;
+    if (gdn_context_create(&cd, &env.ctx) != GDN_STATUS_SUCCESS) {
+        if (o.backend == GDN_BACKEND_CUDA)
+            tool_error(CMD, "--backend cuda: %s", gdn_last_error(NULL));
+        else if (o.isa != GDN_ISA_AUTO)
+            tool_error(CMD, "--isa %s: %s", tool_isa_names[o.isa], gdn_last_error(NULL));
+        else
+            tool_error(CMD, "cannot create a context: %s", gdn_last_error(NULL));
+        return TOOL_EXIT_DATA;
+    }
+    if (o.backend == GDN_BACKEND_CUDA) {
+        tool_error(CMD, "--backend cuda: not supported by gdn bench in this version");
+        gdn_context_destroy(env.ctx);
+        return TOOL_EXIT_DATA;
+    }
+    if (o.algo != GDN_ALGO_AUTO) {
+        env.algo = tool_algo_names[o.algo];
+    } else {
+        /* auto: the family of the kernel that runs ("recurrent_f32__avx512" -> "recurrent") */
+        const char *kn = gdn_context_kernel_name(env.ctx, env.p.k_dim);
+        size_t n = strcspn(kn, "_");
+        if (n >= sizeof algo_buf)
+            n = sizeof algo_buf - 1;
+        memcpy(algo_buf, kn, n);
+        algo_buf[n] = '\0';
+        env.algo = algo_buf;
+    }
+
+    fprintf(stderr, "bench: measuring the f32 FMA peak (%d threads)...\n", gdn_context_num_threads(env.ctx));
+    env.fma = tool_measure_fma(gdn_context_num_threads(env.ctx), GDN_ISA_AUTO);
+    fprintf(stderr, "bench: measuring memory bandwidth...\n");
+    env.mem = tool_measure_memory(gdn_context_num_threads(env.ctx), 0);
+    if (env.mem.gbytes_per_s <= 0)
+        fprintf(stderr, "bench: could not allocate memory to measure bandwidth; %%BW not reported\n");
+
+    if (!o.json)
+        print_header(&env, any_small && !o.warm);
+    for (c = 0; c < ncases; c++) {
+        bench_result r;
+        fprintf(stderr, "bench: %s B=%lld T=%lld%s ...\n", cases[c].op, (long long)cases[c].B, (long long)cases[c].T,
+                cases[c].capture ? " capture" : "");
+        run_case(&env, &cases[c], &r);
+        if (!(r.ran && r.ok))
+            failed++;
+        if (o.json)
+            print_json(&env, &cases[c], &r);
+        else
+            print_row(&env, &cases[c], &r);
+    }
+    if (failed) {
+        tool_error(CMD, "%d of %d cases failed (see the %s)", failed, ncases, o.json ? "\"error\" fields" : "table");
+    } else if (!o.json) {
+        printf("\nall %d cases match the reference within %.0e\n", ncases, REL_ERR_LIMIT);
+    }
+    gdn_context_destroy(env.ctx);
+    return failed ? TOOL_EXIT_DATA : TOOL_EXIT_OK;
+}
