@@ -101,7 +101,7 @@ gdn_status gdn_context_create(const gdn_context_desc *desc, gdn_context **out)
     gdn_context *ctx = (gdn_context *)calloc(1, sizeof *ctx);
     if (!ctx)
         return create_fail(GDN_STATUS_OUT_OF_MEMORY, "gdn_context_create: cannot allocate the context");
-    gdn_status st = gdn_cpu_select(d.isa, &ctx->isa, &ctx->recurrent, &ctx->recurrent_name, err, sizeof err);
+    gdn_status st = gdn_cpu_select(ctx, d.isa, err, sizeof err);
     if (st != GDN_STATUS_SUCCESS) {
         free(ctx);
         return create_fail(st, err);

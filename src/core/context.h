@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include "core/plan.h"
+#include "cpu/convert.h"
 #include "cpu/recurrent.h"
 
 #define GDN_ERR_LEN 512
@@ -17,6 +18,8 @@ struct gdn_context {
     gdn_isa isa;                /* resolved, never AUTO */
     gdn_recurrent_fn recurrent; /* kernel for dk % 16 == 0 */
     const char *recurrent_name;
+    gdn_f16_to_f32_fn f16_to_f32; /* row conversions of the ISA (F16C from AVX2 up) */
+    gdn_f32_to_f16_fn f32_to_f16;
     float *scratch;             /* num_threads * scratch_floats */
     size_t scratch_floats;
     gdn_slot_checker slots;

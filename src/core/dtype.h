@@ -58,8 +58,8 @@ static inline float gdn_f16_to_f32(uint16_t h)
     const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t man = h & 0x3ffu;
-    if (exp == 0x1fu) /* inf or NaN */
-        return gdn_bits_to_f32(sign | 0x7f800000u | (man << 13));
+    if (exp == 0x1fu) /* inf, or NaN made quiet (as F16C does) */
+        return gdn_bits_to_f32(sign | 0x7f800000u | (man ? 0x400000u : 0u) | (man << 13));
     if (exp != 0)
         return gdn_bits_to_f32(sign | ((exp + 112u) << 23) | (man << 13));
     if (man == 0)
@@ -74,8 +74,8 @@ static inline uint16_t gdn_f32_to_f16(float f)
     uint32_t u = gdn_f32_to_bits(f);
     const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     u &= 0x7fffffffu;
-    if (u > 0x7f800000u)
-        return (uint16_t)(sign | 0x7e00u); /* NaN */
+    if (u > 0x7f800000u) /* NaN: quiet, payload truncated (as F16C does) */
+        return (uint16_t)(sign | 0x7e00u | ((u >> 13) & 0x3ffu));
     if (u >= 0x477ff000u)                 /* rounds to >= 65520: infinity */
         return (uint16_t)(sign | 0x7c00u);
     if (u < 0x38800000u) { /* below the smallest normal 2^-14: subnormal or zero */

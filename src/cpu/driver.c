@@ -23,6 +23,7 @@
 #endif
 
 #include "core/dtype.h"
+#include "cpu/convert.h"
 #include "cpu/cpuid.h"
 #include "cpu/driver.h"
 
@@ -47,8 +48,7 @@ size_t gdn_cpu_scratch_floats(void)
     return SCRATCH_FLOATS;
 }
 
-gdn_status gdn_cpu_select(gdn_isa requested, gdn_isa *isa, gdn_recurrent_fn *fn, const char **name, char *err,
-                          size_t err_len)
+gdn_status gdn_cpu_select(gdn_context *ctx, gdn_isa requested, char *err, size_t err_len)
 {
     gdn_isa want = requested;
     const char *env = NULL;
@@ -80,23 +80,24 @@ gdn_status gdn_cpu_select(gdn_isa requested, gdn_isa *isa, gdn_recurrent_fn *fn,
                  env && *env ? "GDN_ISA" : "desc.isa", gdn_isa_name(want));
         return GDN_STATUS_BACKEND_UNAVAILABLE;
     }
-    *isa = want;
-    switch (want) {
+    ctx->isa = want;
+    ctx->recurrent = gdn_recurrent_f32__scalar;
+    ctx->recurrent_name = "recurrent_f32__scalar";
+    ctx->f16_to_f32 = gdn_f16_to_f32__scalar;
+    ctx->f32_to_f16 = gdn_f32_to_f16__scalar;
 #ifdef GDN_HAVE_X86
-    case GDN_ISA_AVX512:
-        *fn = gdn_recurrent_f32__avx512;
-        *name = "recurrent_f32__avx512";
-        break;
-    case GDN_ISA_AVX2:
-        *fn = gdn_recurrent_f32__avx2;
-        *name = "recurrent_f32__avx2";
-        break;
-#endif
-    default:
-        *fn = gdn_recurrent_f32__scalar;
-        *name = "recurrent_f32__scalar";
-        break;
+    if (want == GDN_ISA_AVX512) {
+        ctx->recurrent = gdn_recurrent_f32__avx512;
+        ctx->recurrent_name = "recurrent_f32__avx512";
+    } else if (want == GDN_ISA_AVX2) {
+        ctx->recurrent = gdn_recurrent_f32__avx2;
+        ctx->recurrent_name = "recurrent_f32__avx2";
     }
+    if (want != GDN_ISA_SCALAR) { /* AVX2 and AVX-512 imply F16C */
+        ctx->f16_to_f32 = gdn_f16_to_f32__f16c;
+        ctx->f32_to_f16 = gdn_f32_to_f16__f16c;
+    }
+#endif
     return GDN_STATUS_SUCCESS;
 }
 
@@ -140,14 +141,65 @@ static void scatter_tile(gdn_state_layout layout, float *head, const int64_t *st
 
 /* --- block preparation ------------------------------------------------------------------- */
 
-static void load_vec(const gdn_view *v, gdn_dtype t, int64_t base, int64_t stride, int n, float *dst)
+/* n elements of a view (element offset base, element stride) as f32. */
+static void load_row(const gdn_context *ctx, const gdn_view *v, gdn_dtype t, int64_t base, int64_t stride, int n,
+                     float *dst)
 {
-    if (t == GDN_DTYPE_F32 && stride == 1) {
-        memcpy(dst, (const float *)v->data + base, (size_t)n * sizeof(float));
-        return;
+    if (stride == 1) {
+        switch (t) {
+        case GDN_DTYPE_F32:
+            memcpy(dst, (const float *)v->data + base, (size_t)n * sizeof(float));
+            return;
+        case GDN_DTYPE_BF16: {
+            const uint16_t *src = (const uint16_t *)v->data + base;
+            for (int i = 0; i < n; i++)
+                dst[i] = gdn_bf16_to_f32(src[i]);
+            return;
+        }
+        case GDN_DTYPE_F16:
+            ctx->f16_to_f32((const uint16_t *)v->data + base, n, dst);
+            return;
+        }
     }
     for (int i = 0; i < n; i++)
         dst[i] = gdn_load_f32(v->data, t, base + (int64_t)i * stride);
+}
+
+/* Store n f32 values as elements of a view (rounding to its dtype). */
+static void store_row(const gdn_context *ctx, const gdn_view *v, gdn_dtype t, int64_t base, int64_t stride, int n,
+                      const float *src)
+{
+    if (stride == 1) {
+        switch (t) {
+        case GDN_DTYPE_F32:
+            memcpy((float *)v->data + base, src, (size_t)n * sizeof(float));
+            return;
+        case GDN_DTYPE_BF16: {
+            uint16_t *dst = (uint16_t *)v->data + base;
+            for (int i = 0; i < n; i++)
+                dst[i] = gdn_f32_to_bf16(src[i]);
+            return;
+        }
+        case GDN_DTYPE_F16:
+            ctx->f32_to_f16(src, n, (uint16_t *)v->data + base);
+            return;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        gdn_store_f32(v->data, t, base + (int64_t)i * stride, src[i]);
+}
+
+/* sum a[i] b[i] with 8 independent partial sums (for ILP; vectorises without reassociation). */
+static float dot8(const float *a, const float *b, int n)
+{
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++)
+            acc[j] += a[i + j] * b[i + j];
+    for (; i < n; i++)
+        acc[i & 7] += a[i] * b[i];
+    return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
 static float softplus(float x)
@@ -159,32 +211,25 @@ typedef struct block {
     float *q, *k, *kq, *decay, *beta, *v;
 } block;
 
-static void prepare_block(const gdn_plan *p, int64_t b, int64_t tb, int nt, int hk, int h, int r0, int rows,
-                          const block *blk)
+static void prepare_block(const gdn_context *ctx, const gdn_plan *p, int64_t b, int64_t tb, int nt, int hk, int h,
+                          int r0, int rows, const block *blk)
 {
     const int dk = p->Dk;
     for (int j = 0; j < nt; j++) {
         const int64_t t = tb + j;
         float *q = blk->q + (int64_t)j * dk, *k = blk->k + (int64_t)j * dk;
-        load_vec(&p->q, p->dtype, b * p->q.st[0] + t * p->q.st[1] + hk * p->q.st[2], p->q.st[3], dk, q);
-        load_vec(&p->k, p->dtype, b * p->k.st[0] + t * p->k.st[1] + hk * p->k.st[2], p->k.st[3], dk, k);
+        load_row(ctx, &p->q, p->dtype, b * p->q.st[0] + t * p->q.st[1] + hk * p->q.st[2], p->q.st[3], dk, q);
+        load_row(ctx, &p->k, p->dtype, b * p->k.st[0] + t * p->k.st[1] + hk * p->k.st[2], p->k.st[3], dk, k);
         float qs = p->scale, ks = 1.0f;
         if (p->l2norm) {
-            float sq = 0.0f, sk = 0.0f;
-            for (int i = 0; i < dk; i++) {
-                sq += q[i] * q[i];
-                sk += k[i] * k[i];
-            }
-            qs *= 1.0f / sqrtf(sq + 1e-6f);
-            ks = 1.0f / sqrtf(sk + 1e-6f);
+            qs *= 1.0f / sqrtf(dot8(q, q, dk) + 1e-6f);
+            ks = 1.0f / sqrtf(dot8(k, k, dk) + 1e-6f);
         }
-        float kq = 0.0f;
         for (int i = 0; i < dk; i++) {
             q[i] *= qs;
             k[i] *= ks;
-            kq += k[i] * q[i];
         }
-        blk->kq[j] = kq;
+        blk->kq[j] = dot8(k, q, dk);
         const float g = gdn_load_f32(p->g.data, p->gate_dtype, b * p->g.st[0] + t * p->g.st[1] + h * p->g.st[2]);
         const float be =
             gdn_load_f32(p->beta.data, p->gate_dtype, b * p->beta.st[0] + t * p->beta.st[1] + h * p->beta.st[2]);
@@ -197,8 +242,8 @@ static void prepare_block(const gdn_plan *p, int64_t b, int64_t tb, int nt, int 
             blk->beta[j] = 1.0f / (1.0f + expf(-be));
             break;
         }
-        load_vec(&p->v, p->dtype, b * p->v.st[0] + t * p->v.st[1] + h * p->v.st[2] + r0 * p->v.st[3], p->v.st[3],
-                 rows, blk->v + (int64_t)j * rows);
+        load_row(ctx, &p->v, p->dtype, b * p->v.st[0] + t * p->v.st[1] + h * p->v.st[2] + r0 * p->v.st[3],
+                 p->v.st[3], rows, blk->v + (int64_t)j * rows);
     }
 }
 
@@ -239,7 +284,7 @@ static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int6
 
     for (int64_t tb = t0; tb < t1; tb += TB) {
         const int nt = (int)(t1 - tb < TB ? t1 - tb : TB);
-        prepare_block(p, b, tb, nt, hk, h, r0, rows, &blk);
+        prepare_block(ctx, p, b, tb, nt, hk, h, r0, rows, &blk);
         gdn_recurrent_args a = {nt, dk, rows, blk.q, blk.k, blk.kq, blk.decay, blk.beta, blk.v,
                                 p->has_out ? y : NULL, s_in, s_out, s_stride, NULL, 0};
         if (p->cap_mode == GDN_CAPTURE_NONE) {
@@ -281,14 +326,8 @@ static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int6
         s_in = s_out;
         if (p->has_out) {
             for (int j = 0; j < nt; j++) {
-                const int64_t base = b * p->out.st[0] + (tb + j) * p->out.st[1] + h * p->out.st[2];
-                const float *yj = y + (int64_t)j * rows;
-                if (p->out_dtype == GDN_DTYPE_F32 && p->out.st[3] == 1) {
-                    memcpy((float *)p->out.data + base + r0, yj, (size_t)rows * sizeof(float));
-                } else {
-                    for (int i = 0; i < rows; i++)
-                        gdn_store_f32(p->out.data, p->out_dtype, base + (int64_t)(r0 + i) * p->out.st[3], yj[i]);
-                }
+                const int64_t base = b * p->out.st[0] + (tb + j) * p->out.st[1] + h * p->out.st[2] + r0 * p->out.st[3];
+                store_row(ctx, &p->out, p->out_dtype, base, p->out.st[3], rows, y + (int64_t)j * rows);
             }
         }
     }

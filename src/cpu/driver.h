@@ -15,9 +15,9 @@
 /* Floats of scratch each thread needs. */
 size_t gdn_cpu_scratch_floats(void);
 
-/* Pick the ISA (AUTO: GDN_ISA from the environment, else the best the CPU has) and its kernel. */
-gdn_status gdn_cpu_select(gdn_isa requested, gdn_isa *isa, gdn_recurrent_fn *fn, const char **name, char *err,
-                          size_t err_len);
+/* Pick the ISA (AUTO: GDN_ISA from the environment, else the best the CPU has) and set the
+ * context's kernels for it (isa, recurrent, recurrent_name, f16 conversions). */
+gdn_status gdn_cpu_select(gdn_context *ctx, gdn_isa requested, char *err, size_t err_len);
 
 /* Run a plan. Never fails once the plan is valid. */
 void gdn_cpu_forward(gdn_context *ctx, const gdn_plan *plan);
