@@ -703,6 +703,8 @@ static void expect_error(const char *test, const char *args, int status, const c
 {
     int rc = run_gdn(args);
     g_checks++;
+    if (getenv("GDN_TEST_CLI_VERBOSE"))
+        fprintf(stderr, "[%s] exit %d: %s", test, rc, g_err);
     if (rc != status) {
         fail(test, "gdn %s: exit status %d, expected %d (stderr: %s)", args, rc, status, g_err);
         return;

@@ -4,6 +4,7 @@
  * byte for byte with their contents before the call). Also: context creation errors, status and
  * ISA names, version.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,6 +393,43 @@ static void context_errors(void)
     }
 }
 
+/* GDN_ISA overrides AUTO, not an explicit choice; a bad value is an error that names it. */
+static void isa_environment(void)
+{
+    gdn_context *ctx = NULL;
+    gdn_context_desc d;
+    memset(&d, 0, sizeof d);
+    setenv("GDN_ISA", "bogus", 1);
+    checks++;
+    const gdn_status st = gdn_context_create(&d, &ctx);
+    if (st != INVALID || ctx || !strstr(gdn_last_error(NULL), "GDN_ISA")) {
+        printf("FAIL GDN_ISA=bogus: status %d, message \"%s\"\n", st, gdn_last_error(NULL));
+        failures++;
+    }
+    gdn_context_destroy(ctx);
+    setenv("GDN_ISA", "scalar", 1);
+    ctx = NULL;
+    checks++;
+    if (gdn_context_create(&d, &ctx) != GDN_STATUS_SUCCESS || gdn_context_isa(ctx) != GDN_ISA_SCALAR) {
+        printf("FAIL GDN_ISA=scalar: AUTO context does not run scalar kernels\n");
+        failures++;
+    }
+    gdn_context_destroy(ctx);
+    for (int i = 2; i <= 3; i++) {
+        if (!gdn_cpu_supports((gdn_isa)i))
+            continue;
+        d.isa = (gdn_isa)i;
+        ctx = NULL;
+        checks++;
+        if (gdn_context_create(&d, &ctx) != GDN_STATUS_SUCCESS || gdn_context_isa(ctx) != d.isa) {
+            printf("FAIL GDN_ISA=scalar overrode an explicit isa=%s\n", gdn_isa_name(d.isa));
+            failures++;
+        }
+        gdn_context_destroy(ctx);
+    }
+    unsetenv("GDN_ISA");
+}
+
 static void names(void)
 {
     const char *seen[6];
@@ -445,6 +483,7 @@ int main(void)
     forward_errors(ctx);
     gdn_context_destroy(ctx);
     context_errors();
+    isa_environment();
     names();
     printf("%s: %d checks, %d failures\n", failures ? "FAIL" : "PASS", checks, failures);
     return failures ? 1 : 0;

@@ -4,7 +4,7 @@
  *   prefill(T) equals T decodes chained through the pool; prefill(a) then prefill(b) equals
  *   prefill(a+b); the last captured state equals the final state; the tiled head map equals the
  *   grouped map with value heads renumbered; packed varlen equals separate calls; strided views
- *   equal contiguous ones; replay rollback equals never having drafted; empty sequences leave their
+ *   equal contiguous ones, zero-stride (broadcast) inputs equal materialised copies; replay rollback equals never having drafted; empty sequences leave their
  *   state untouched (in place) or copy it (moving); a negative read slot means zeros.
  * Tolerance 1e-5 relative RMS; "bitwise" where the same kernel path guarantees it (same call
  * shape, only views or slot bookkeeping differ). Whether a tolerance check was in fact bitwise is
@@ -439,6 +439,64 @@ static void inv_replay(gdn_context *ctx, const layer *ly)
     free(fresh);
 }
 
+/* Zero strides on inputs (broadcast: one q/k for every token, one gate for every head) equal
+ * materialised copies. */
+static void inv_zero_strides(gdn_context *ctx, const layer *ly)
+{
+    const gdn_problem *p = &ly->p;
+    const int64_t Hk = p->num_k_heads, Hv = p->num_v_heads, Dk = p->k_dim, Dv = p->v_dim, T = 9;
+    layer m = *ly; /* materialised */
+    m.q = fmalloc((size_t)(T * Hk * Dk));
+    m.k = fmalloc((size_t)(T * Hk * Dk));
+    m.g = fmalloc((size_t)(T * Hv));
+    for (int64_t t = 0; t < T; t++) {
+        memcpy(m.q + t * Hk * Dk, ly->q, sizeof(float) * (size_t)(Hk * Dk));
+        memcpy(m.k + t * Hk * Dk, ly->k, sizeof(float) * (size_t)(Hk * Dk));
+        for (int64_t h = 0; h < Hv; h++)
+            m.g[t * Hv + h] = ly->g[t * Hv];
+    }
+    float *ym = fmalloc((size_t)(T * Hv * Dv)), *yz = fmalloc((size_t)(T * Hv * Dv));
+    float *sm = random_states(ly->hs, 16), *sz = fmalloc(ly->hs);
+    memcpy(sz, sm, ly->hs * sizeof(float));
+    call c = dense(0, T, ym, sm, 1, NULL, NULL);
+    expect_ok("materialised", run(ctx, &m, &c), ctx);
+
+    gdn_batch b;
+    gdn_tensors t;
+    memset(&b, 0, sizeof b);
+    memset(&t, 0, sizeof t);
+    b.batch_size = 1;
+    b.seq_len = T;
+    const int64_t sq[4] = {1, T, Hk, Dk}, sv[4] = {1, T, Hv, Dv}, sg[3] = {1, T, Hv};
+    t.q = gdn_tensor_contiguous(ly->q, 4, sq);
+    t.q.strides[0] = Hk * Dk;
+    t.q.strides[1] = 0;
+    t.q.strides[2] = Dk;
+    t.q.strides[3] = 1;
+    t.k = t.q;
+    t.k.data = ly->k;
+    t.v = gdn_tensor_contiguous(ly->v, 4, sv);
+    t.g = gdn_tensor_contiguous(ly->g, 3, sg);
+    t.g.strides[0] = T * Hv;
+    t.g.strides[1] = Hv;
+    t.g.strides[2] = 0;
+    t.beta = gdn_tensor_contiguous(ly->beta, 3, sg);
+    t.out = gdn_tensor_contiguous(yz, 4, sv);
+    const int kv = p->state_layout == GDN_STATE_KV;
+    const int64_t sp[4] = {1, Hv, kv ? Dk : Dv, kv ? Dv : Dk};
+    t.state.pool = gdn_tensor_contiguous(sz, 4, sp);
+    expect_ok("zero-stride views", gdn_forward(ctx, p, &b, &t), ctx);
+    expect("zero-stride inputs out == materialised out", yz, ym, (size_t)(T * Hv * Dv), 1);
+    expect("zero-stride inputs state == materialised state", sz, sm, ly->hs, 1);
+    free(m.q);
+    free(m.k);
+    free(m.g);
+    free(ym);
+    free(yz);
+    free(sm);
+    free(sz);
+}
+
 /* Strided (padded, permuted, interleaved) views == contiguous views, through the engine. */
 static void inv_strided(gdn_context *ctx, gdn_isa isa, const gdn_problem *p)
 {
@@ -545,6 +603,7 @@ int main(void)
             inv_headmap(ctx, &ly);
             inv_varlen(ctx, &ly);
             inv_replay(ctx, &ly);
+            inv_zero_strides(ctx, &ly);
             inv_strided(ctx, isa, &p);
             layer_free(&ly);
             gdn_context_destroy(ctx);

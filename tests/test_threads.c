@@ -6,7 +6,11 @@
  * case is run with 1 thread and then with 2, 3, 7 and "all cores" threads; every byte of out, the
  * state pool and the capture buffer (padding and guards included) must equal the 1-thread run.
  * The 1-thread run itself is checked against the reference once (gdn_check_run).
+ * Also: distinct contexts used at the same time from two threads are independent (the header's
+ * thread-safety contract): each thread's results equal a run made alone.
  */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +93,94 @@ static gdn_check_case shape(int i)
     }
     c.seed = 0x7468726561647300ull + (uint64_t)i;
     return c;
+}
+
+/* ---- two contexts used concurrently from two threads ------------------------------------------ */
+typedef struct worker {
+    gdn_check_case c;
+    gdn_check_instance *in;
+    void *alone[3];
+    size_t bytes[3];
+    int ok;
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = (worker *)arg;
+    gdn_context *ctx = NULL;
+    gdn_context_desc d;
+    memset(&d, 0, sizeof d);
+    d.isa = w->c.isa;
+    d.num_threads = 1;
+    w->ok = gdn_context_create(&d, &ctx) == GDN_STATUS_SUCCESS;
+    for (int rep = 0; rep < 20 && w->ok; rep++) {
+        w->ok = gdn_check_instance_forward(w->in, ctx) == GDN_STATUS_SUCCESS;
+        for (int b = 0; b < 3 && w->ok; b++) {
+            const void *data;
+            size_t nb;
+            gdn_check_instance_buffer(w->in, b, &data, &nb);
+            w->ok = nb == w->bytes[b] && (!nb || memcmp(data, w->alone[b], nb) == 0);
+        }
+        /* an invalid call on this context must not disturb the other one */
+        gdn_problem bad;
+        memset(&bad, 0, sizeof bad);
+        if (w->ok)
+            w->ok = gdn_forward(ctx, &bad, NULL, NULL) == GDN_STATUS_INVALID_ARGUMENT && *gdn_last_error(ctx);
+    }
+    gdn_context_destroy(ctx);
+    return NULL;
+}
+
+static int concurrent_contexts(gdn_isa isa)
+{
+    worker w[2];
+    int failed = 0;
+    for (int i = 0; i < 2; i++) {
+        char err[256];
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].c = shape(i == 0 ? 1 : 3);
+        w[i].c.isa = isa;
+        w[i].in = gdn_check_instance_create(&w[i].c, err, sizeof err);
+        gdn_context *ctx = NULL;
+        gdn_context_desc d;
+        memset(&d, 0, sizeof d);
+        d.isa = isa;
+        d.num_threads = 1;
+        if (!w[i].in || gdn_context_create(&d, &ctx) != GDN_STATUS_SUCCESS ||
+            gdn_check_instance_forward(w[i].in, ctx) != GDN_STATUS_SUCCESS) {
+            printf("FAIL concurrent contexts isa=%s: setup\n", gdn_isa_name(isa));
+            gdn_context_destroy(ctx);
+            gdn_check_instance_destroy(w[i].in);
+            w[i].in = NULL;
+            failed = 1;
+            continue;
+        }
+        gdn_context_destroy(ctx);
+        for (int b = 0; b < 3; b++) {
+            const void *data;
+            gdn_check_instance_buffer(w[i].in, b, &data, &w[i].bytes[b]);
+            w[i].alone[b] = data ? malloc(w[i].bytes[b]) : NULL;
+            if (data)
+                memcpy(w[i].alone[b], data, w[i].bytes[b]);
+        }
+    }
+    pthread_t th[2];
+    int started[2] = {0, 0};
+    for (int i = 0; i < 2 && !failed; i++)
+        started[i] = pthread_create(&th[i], NULL, work, &w[i]) == 0;
+    for (int i = 0; i < 2; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        if (!failed && (!started[i] || !w[i].ok)) {
+            printf("FAIL concurrent contexts isa=%s: thread %d's results differ from a run made alone\n",
+                   gdn_isa_name(isa), i);
+            failed = 1;
+        }
+        for (int b = 0; b < 3; b++)
+            free(w[i].alone[b]);
+        gdn_check_instance_destroy(w[i].in);
+    }
+    return failed;
 }
 
 int main(void)
@@ -178,6 +270,9 @@ int main(void)
             gdn_check_instance_destroy(in);
         }
     }
+    for (int ii = 0; ii < 3; ii++)
+        if (gdn_cpu_supports(ISAS[ii]))
+            failures += concurrent_contexts(ISAS[ii]);
     printf("%s: %d thread-count comparisons, %d failures\n", failures ? "FAIL" : "PASS", runs, failures);
     return failures ? 1 : 0;
 }

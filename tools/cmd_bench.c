@@ -500,6 +500,7 @@ static void print_json(const bench_env *env, const bench_case *c, const bench_re
     json_num("fma_peak_gflops", env->fma.gflops);
     printf(",\"fma_peak_isa\":\"%s\"", gdn_isa_name(env->fma.isa));
     json_num("mem_gbytes_per_s", env->mem.gbytes_per_s);
+    printf(",\"cpu_contended\":%s", tool_cpu_contended(&env->fma) ? "true" : "false");
     json_num("pct_fma_peak", r->ran ? 100.0 * r->flops / sec / 1e9 / env->fma.gflops : NAN);
     json_num("pct_mem_bw", r->ran && env->mem.gbytes_per_s > 0 ? 100.0 * r->bytes / sec / 1e9 / env->mem.gbytes_per_s
                                                                : NAN);
@@ -537,6 +538,11 @@ static void print_header(const bench_env *env, int pools_note)
            env->mem.array_bytes >> 20, env->mem.threads);
     printf("FLOP = 7*Dk*Dv per token and value head; bytes = f32 state read+written + inputs read once + output "
            "written once (+ captures)\n");
+    if (tool_cpu_contended(&env->fma))
+        printf("WARNING: other processes are using the CPU (FMA rate on %d threads is %.0f%% of %d x one thread's "
+               "%.1f GFLOP/s): times are unreliable\n",
+               env->fma.threads, 100.0 * env->fma.gflops / (env->fma.threads * env->fma.single_gflops),
+               env->fma.threads, env->fma.single_gflops);
     if (pools_note)
         printf("decode/verify rotate over state pools of >= 256 MiB in all (the state comes from memory, as across "
                "a model's layers); --warm reuses one\n");
@@ -756,6 +762,10 @@ int cmd_bench(int argc, char **argv)
     env.fma = tool_measure_fma(gdn_context_num_threads(env.ctx), GDN_ISA_AUTO);
     fprintf(stderr, "bench: measuring memory bandwidth...\n");
     env.mem = tool_measure_memory(gdn_context_num_threads(env.ctx), 0);
+    if (tool_cpu_contended(&env.fma))
+        fprintf(stderr, "bench: warning: other processes are using the CPU (FMA rate on %d threads: %.1f GFLOP/s, "
+                        "one thread: %.1f): times are unreliable\n",
+                env.fma.threads, env.fma.gflops, env.fma.single_gflops);
     if (env.mem.gbytes_per_s <= 0)
         fprintf(stderr, "bench: could not allocate memory to measure bandwidth; %%BW not reported\n");
 

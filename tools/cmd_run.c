@@ -222,7 +222,7 @@ static int prepare_out_dir(out_files *of)
     int fd;
     if (stat(of->dir, &st) != 0) {
         if (errno != ENOENT) {
-            tool_error(CMD, "--out %s: %s", of->dir, strerror(errno));
+            tool_error(CMD, "--out %s: cannot use it as the output directory: %s", of->dir, strerror(errno));
             return -1;
         }
         if (mkdir(of->dir, 0777) != 0) {

@@ -21,7 +21,12 @@ typedef struct tool_fma_peak {
     double gflops;  /* f32 FLOP/s / 1e9 (an FMA counts 2) */
     gdn_isa isa;    /* ISA of the loop that ran */
     int threads;
+    double single_gflops; /* the same loop on one thread (calibration run) */
 } tool_fma_peak;
+
+/* Whether the FMA rate on all threads is well below threads x the one-thread rate: other
+ * processes are using the cores, and times measured now are unreliable. */
+int tool_cpu_contended(const tool_fma_peak *f);
 
 typedef struct tool_mem_bw {
     double gbytes_per_s; /* 1e9 bytes/s */
