@@ -12,6 +12,7 @@
  * Usage: test_conformance [quick|full] [CASE_INDEX...]   (indices as printed in FAIL lines: rerun
  * only those cases, printing their description and result)
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -73,7 +73,8 @@ typedef enum gdn_status {
     GDN_STATUS_SUCCESS = 0,             /**< Done; every output was written. */
     GDN_STATUS_INVALID_ARGUMENT = 1,    /**< An argument is wrong (null, out of range, inconsistent). */
     GDN_STATUS_UNSUPPORTED = 2,         /**< Valid, but this build or backend does not implement it. */
-    GDN_STATUS_OUT_OF_MEMORY = 3,       /**< An allocation (context creation only) failed. */
+    GDN_STATUS_OUT_OF_MEMORY = 3,       /**< An allocation failed (context creation, or the slot-check
+                                             stamps gdn_forward keeps for the largest pool seen). */
     GDN_STATUS_BACKEND_UNAVAILABLE = 4, /**< The requested backend or ISA is absent on this machine. */
     GDN_STATUS_INTERNAL = 5             /**< A bug in gdn: please report it with gdn_last_error(). */
 } gdn_status;
@@ -287,7 +288,9 @@ typedef struct gdn_capture {
                                  Indexed slots[n * slots_stride + t] when slots_stride > 0, else by
                                  the token's position in the batch (b*T + t dense, cu[n] + t packed).
                                  Captured slots must be distinct and distinct from every read or
-                                 written state slot of another sequence (when the pools are the same). */
+                                 written state slot of another sequence (when the pools are the same);
+                                 a sequence may capture into its own read slot, and the state after
+                                 its last token into its own write slot (vLLM style). */
     int64_t slots_stride;   /**< Row length of the slot table (>= the longest sequence), or 0. */
 } gdn_capture;
 

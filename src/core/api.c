@@ -5,13 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "core/context.h"
 #include "cpu/cpuid.h"
 #include "cpu/driver.h"
+#include "cpu/threadpool.h"
 
 #define STR2(x) #x
 #define STR(x) STR2(x)
@@ -107,19 +105,19 @@ gdn_status gdn_context_create(const gdn_context_desc *desc, gdn_context **out)
         return create_fail(st, err);
     }
     ctx->backend = GDN_BACKEND_CPU;
-    int n = d.num_threads;
-#ifdef _OPENMP
-    if (n == 0)
-        n = omp_get_num_procs();
-#endif
-    if (n < 1)
-        n = 1;
+    const int n = d.num_threads > 0 ? d.num_threads : gdn_available_cpus();
     ctx->num_threads = n;
     ctx->scratch_floats = gdn_cpu_scratch_floats();
     ctx->scratch = (float *)malloc((size_t)n * ctx->scratch_floats * sizeof(float));
     if (!ctx->scratch) {
         free(ctx);
         return create_fail(GDN_STATUS_OUT_OF_MEMORY, "gdn_context_create: cannot allocate the scratch memory");
+    }
+    if (gdn_threadpool_create(n, &ctx->pool) != 0) {
+        free(ctx->scratch);
+        free(ctx);
+        snprintf(err, sizeof err, "desc.num_threads = %d: cannot start %d worker threads", d.num_threads, n - 1);
+        return create_fail(GDN_STATUS_OUT_OF_MEMORY, err);
     }
     *out = ctx;
     return GDN_STATUS_SUCCESS;
@@ -129,6 +127,7 @@ void gdn_context_destroy(gdn_context *ctx)
 {
     if (!ctx)
         return;
+    gdn_threadpool_destroy(ctx->pool);
     gdn_slot_checker_free(&ctx->slots);
     free(ctx->scratch);
     free(ctx);

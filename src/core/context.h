@@ -9,6 +9,7 @@
 #include "core/plan.h"
 #include "cpu/convert.h"
 #include "cpu/recurrent.h"
+#include "cpu/threadpool.h"
 
 #define GDN_ERR_LEN 512
 
@@ -20,6 +21,7 @@ struct gdn_context {
     const char *recurrent_name;
     gdn_f16_to_f32_fn f16_to_f32; /* row conversions of the ISA (F16C from AVX2 up) */
     gdn_f32_to_f16_fn f32_to_f16;
+    gdn_threadpool *pool;       /* num_threads - 1 workers */
     float *scratch;             /* num_threads * scratch_floats */
     size_t scratch_floats;
     gdn_slot_checker slots;

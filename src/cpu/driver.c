@@ -18,9 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "core/dtype.h"
 #include "cpu/convert.h"
@@ -341,6 +338,24 @@ static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int6
     }
 }
 
+typedef struct job {
+    const gdn_context *ctx;
+    const gdn_plan *plan;
+    int ntiles, tile_rows;
+} job;
+
+static void run_job_item(void *arg, int64_t i, int thread)
+{
+    const job *jb = (const job *)arg;
+    const gdn_plan *p = jb->plan;
+    const int64_t n = i / (p->Hv * (int64_t)jb->ntiles);
+    const int h = (int)((i / jb->ntiles) % p->Hv);
+    const int r0 = (int)(i % jb->ntiles) * jb->tile_rows;
+    const int rows = p->Dv - r0 < jb->tile_rows ? p->Dv - r0 : jb->tile_rows;
+    if (rows > 0)
+        run_item(jb->ctx, p, jb->ctx->scratch + (size_t)thread * jb->ctx->scratch_floats, n, h, r0, rows);
+}
+
 void gdn_cpu_forward(gdn_context *ctx, const gdn_plan *p)
 {
     const int64_t pairs = p->N * p->Hv;
@@ -355,27 +370,6 @@ void gdn_cpu_forward(gdn_context *ctx, const gdn_plan *p)
     int tile_rows = (p->Dv + ntiles - 1) / ntiles;
     if (ntiles > 1)
         tile_rows = (tile_rows + 15) / 16 * 16;
-    const int64_t items = pairs * ntiles;
-
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nthreads) if (nthreads > 1 && items > 1)
-#endif
-    {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        float *scr = ctx->scratch + (size_t)tid * ctx->scratch_floats;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (int64_t i = 0; i < items; i++) {
-            const int64_t n = i / (p->Hv * (int64_t)ntiles);
-            const int h = (int)((i / ntiles) % p->Hv);
-            const int r0 = (int)(i % ntiles) * tile_rows;
-            const int rows = p->Dv - r0 < tile_rows ? p->Dv - r0 : tile_rows;
-            if (rows > 0)
-                run_item(ctx, p, scr, n, h, r0, rows);
-        }
-    }
+    job jb = {ctx, p, ntiles, tile_rows};
+    gdn_threadpool_run(ctx->pool, pairs * ntiles, run_job_item, &jb);
 }
