@@ -244,6 +244,31 @@ static void prepare_block(const gdn_context *ctx, const gdn_plan *p, int64_t b, 
     }
 }
 
+/* Touch the next block's input rows (q, k, v) while this block is prepared: independent loads,
+ * one per cache line, that the core overlaps. In long prefills the rows of consecutive tokens are
+ * far apart in DRAM and neither the hardware prefetchers nor prefetch instructions (measured: no
+ * gain) bring them in early; these loads took T = 4096 prefill from ~148 to ~170 GFLOP/s here. */
+static volatile int touch_sink;
+
+static void touch_block(const gdn_plan *p, int64_t b, int64_t tb, int nt, int hk, int h, int r0, int rows)
+{
+    const size_t es = gdn_dtype_size(p->dtype);
+    const int64_t qk_bytes = (int64_t)p->Dk * (int64_t)es, v_bytes = (int64_t)rows * (int64_t)es;
+    const int qk_contig = p->q.st[3] == 1 && p->k.st[3] == 1, v_contig = p->v.st[3] == 1;
+    int acc = 0;
+    for (int j = 0; j < nt; j++) {
+        const int64_t t = tb + j;
+        const char *q = p->q.data + (size_t)(b * p->q.st[0] + t * p->q.st[1] + hk * p->q.st[2]) * es;
+        const char *k = p->k.data + (size_t)(b * p->k.st[0] + t * p->k.st[1] + hk * p->k.st[2]) * es;
+        const char *v = p->v.data + (size_t)(b * p->v.st[0] + t * p->v.st[1] + h * p->v.st[2] + r0 * p->v.st[3]) * es;
+        for (int64_t o = 0; qk_contig && o < qk_bytes; o += 64)
+            acc += q[o] + k[o];
+        for (int64_t o = 0; v_contig && o < v_bytes; o += 64)
+            acc += v[o];
+    }
+    touch_sink = acc;
+}
+
 /* --- one work item ----------------------------------------------------------------------- */
 
 static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int64_t n, int h, int r0, int rows)
@@ -282,6 +307,8 @@ static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int6
     for (int64_t tb = t0; tb < t1; tb += TB) {
         const int nt = (int)(t1 - tb < TB ? t1 - tb : TB);
         prepare_block(ctx, p, b, tb, nt, hk, h, r0, rows, &blk);
+        if (tb + nt < t1)
+            touch_block(p, b, tb + nt, (int)(t1 - tb - nt < TB ? t1 - tb - nt : TB), hk, h, r0, rows);
         gdn_recurrent_args a = {nt, dk, rows, blk.q, blk.k, blk.kq, blk.decay, blk.beta, blk.v,
                                 p->has_out ? y : NULL, s_in, s_out, s_stride, NULL, 0};
         if (p->cap_mode == GDN_CAPTURE_NONE) {
