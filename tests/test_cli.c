@@ -29,6 +29,7 @@
 
 #include "check/check.h"
 #include "check/rng.h"
+#include "core/dtype.h"
 #include "gdn/gdn.h"
 #include "npy.h"
 #include "ref/ref.h"
@@ -99,7 +100,7 @@ static void save_f32(const char *dir, const char *name, int ndim, const int64_t 
     }
     uint16_t *h = malloc((size_t)(n ? n : 1) * 2);
     for (i = 0; i < n; i++)
-        h[i] = npy_f32_to_f16(data[i]);
+        h[i] = gdn_f32_to_f16(data[i]);
     save(dir, name, "<f2", ndim, shape, h);
     free(h);
 }
@@ -199,7 +200,7 @@ static int64_t nseq(const prob *p)
 
 static float rnd_f16(float x, int f16)
 {
-    return f16 ? npy_f16_to_f32(npy_f32_to_f16(x)) : x;
+    return f16 ? gdn_f16_to_f32(gdn_f32_to_f16(x)) : x;
 }
 
 static void gen(prob *p, uint64_t seed)
@@ -384,7 +385,7 @@ static void *to_half(const float *x, int64_t n, gdn_dtype t)
     uint16_t *h = malloc((size_t)(n + 1) * 2);
     int64_t i;
     for (i = 0; i < n; i++)
-        h[i] = t == GDN_DTYPE_BF16 ? npy_f32_to_bf16(x[i]) : npy_f32_to_f16(x[i]);
+        gdn_store_f32(h, t, i, x[i]);
     return h;
 }
 
@@ -560,6 +561,13 @@ static prob base_prob(int B, int T, int Hk, int Hv, int Dk, int Dv)
     return p;
 }
 
+/* Packed: n sequences with offsets cu[0..n]. */
+static void set_cu(prob *p, int n, const int64_t *cu)
+{
+    p->n_seqs = n;
+    memcpy(p->cu, cu, sizeof(int64_t) * (size_t)(n + 1));
+}
+
 /* ---- correct runs --------------------------------------------------------------------------- */
 
 static void test_runs(void)
@@ -593,12 +601,7 @@ static void test_runs(void)
 
     /* cu_seqlens int32 with an empty sequence, with state */
     p = base_prob(1, 9, 2, 4, 16, 16);
-    p.n_seqs = 4;
-    p.cu[0] = 0;
-    p.cu[1] = 3;
-    p.cu[2] = 3;
-    p.cu[3] = 8;
-    p.cu[4] = 9;
+    set_cu(&p, 4, (const int64_t[]){0, 3, 3, 8, 9});
     p.with_state = 1;
     gen(&p, 4);
     run_and_compare("cu32", &p, NULL);
@@ -610,9 +613,7 @@ static void test_runs(void)
 
     /* cu_seqlens without state: zeros, [N,...] final state */
     p = base_prob(1, 7, 1, 2, 16, 8);
-    p.n_seqs = 2;
-    p.cu[1] = 0;
-    p.cu[2] = 7;
+    set_cu(&p, 2, (const int64_t[]){0, 0, 7});
     gen(&p, 5);
     run_and_compare("cu_nostate", &p, NULL);
     free_prob(&p);
@@ -741,10 +742,33 @@ static void run_variant(const char *test, const char *dir, const char *opts, int
     expect_error(test, args, status, mention, out);
 }
 
+/* The valid inputs with one file replaced: `gdn run` must fail (exit 1) naming that file. */
+static void bad_file(const char *test, char *dir, size_t len, const char *file, const char *descr, int ndim,
+                     const int64_t *shape, const void *data)
+{
+    variant(test, dir, len);
+    save(dir, file, descr, ndim, shape, data);
+    run_variant(test, dir, NULL, 1, file);
+}
+
+/* A version 1.0 .npy file with a hand-written header dict (not checked) and raw data. */
+static void write_raw_npy(const char *path, const char *dict, const void *data, size_t nbytes)
+{
+    unsigned char buf[4096];
+    const size_t hl = strlen(dict);
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (unsigned char)((hl + 1) & 0xff);
+    buf[9] = (unsigned char)((hl + 1) >> 8);
+    memcpy(buf + 10, dict, hl);
+    buf[10 + hl] = '\n';
+    if (nbytes)
+        memcpy(buf + 11 + hl, data, nbytes);
+    write_bytes(path, buf, 11 + hl + nbytes);
+}
+
 static void test_errors(void)
 {
     char dir[600], path[1024], args[4096], out[700];
-    int64_t shape[5];
     float zeros[4096];
     memset(zeros, 0, sizeof zeros);
 
@@ -768,25 +792,12 @@ static void test_errors(void)
 
     variant("badheader", dir, sizeof dir);
     path_of(path, sizeof path, dir, "q.npy");
-    {
-        char buf[128];
-        const char *h = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 2 16), }";
-        size_t hl = strlen(h);
-        memcpy(buf, "\x93NUMPY\x01\x00", 8);
-        buf[8] = (char)(hl + 1);
-        buf[9] = 0;
-        memcpy(buf + 10, h, hl);
-        buf[10 + hl] = '\n';
-        write_bytes(path, buf, 11 + hl);
-    }
+    write_raw_npy(path, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 2 16), }", NULL, 0);
     run_variant("badheader", dir, NULL, 1, "q.npy");
 
     variant("truncated", dir, sizeof dir);
     path_of(path, sizeof path, dir, "g.npy");
-    shape[0] = 2;
-    shape[1] = 3;
-    shape[2] = 4;
-    save(dir, "g.npy", "<f4", 3, shape, zeros);
+    save(dir, "g.npy", "<f4", 3, (int64_t[]){2, 3, 4}, zeros);
     {
         FILE *f = fopen(path, "r+b");
         if (f) {
@@ -801,96 +812,34 @@ static void test_errors(void)
 
     variant("fortran", dir, sizeof dir);
     path_of(path, sizeof path, dir, "beta.npy");
-    {
-        char buf[128];
-        const char *h = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }";
-        size_t hl = strlen(h);
-        memset(buf, 0, sizeof buf);
-        memcpy(buf, "\x93NUMPY\x01\x00", 8);
-        buf[8] = (char)(hl + 1);
-        memcpy(buf + 10, h, hl);
-        buf[10 + hl] = '\n';
-        FILE *f = fopen(path, "wb");
-        fwrite(buf, 1, 11 + hl, f);
-        fwrite(zeros, 4, 24, f);
-        fclose(f);
-    }
+    write_raw_npy(path, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }", zeros, 24 * 4);
     run_variant("fortran", dir, NULL, 1, "beta.npy");
 
     /* wrong rank */
-    variant("rank", dir, sizeof dir);
-    shape[0] = 2;
-    shape[1] = 3;
-    shape[2] = 32;
-    save(dir, "q.npy", "<f4", 3, shape, zeros);
-    run_variant("rank", dir, NULL, 1, "q.npy");
+    bad_file("rank", dir, sizeof dir, "q.npy", "<f4", 3, (int64_t[]){2, 3, 32}, zeros);
 
     /* wrong shape: v with Dv different is fine alone, so change B; k different from q; g; state */
-    variant("shape_v", dir, sizeof dir);
-    shape[0] = 1;
-    shape[1] = 3;
-    shape[2] = 4;
-    shape[3] = 8;
-    save(dir, "v.npy", "<f4", 4, shape, zeros);
-    run_variant("shape_v", dir, NULL, 1, "v.npy");
-
-    variant("shape_k", dir, sizeof dir);
-    shape[0] = 2;
-    shape[1] = 3;
-    shape[2] = 2;
-    shape[3] = 8;
-    save(dir, "k.npy", "<f4", 4, shape, zeros);
-    run_variant("shape_k", dir, NULL, 1, "k.npy");
-
-    variant("shape_g", dir, sizeof dir);
-    shape[0] = 2;
-    shape[1] = 3;
-    shape[2] = 2;
-    save(dir, "g.npy", "<f4", 3, shape, zeros);
-    run_variant("shape_g", dir, NULL, 1, "g.npy");
-
-    variant("shape_state", dir, sizeof dir);
-    shape[0] = 2;
-    shape[1] = 4;
-    shape[2] = 16; /* vk wants [2,4,8,16] */
-    shape[3] = 8;
-    save(dir, "state.npy", "<f4", 4, shape, zeros);
-    run_variant("shape_state", dir, NULL, 1, "state.npy");
+    bad_file("shape_v", dir, sizeof dir, "v.npy", "<f4", 4, (int64_t[]){1, 3, 4, 8}, zeros);
+    bad_file("shape_k", dir, sizeof dir, "k.npy", "<f4", 4, (int64_t[]){2, 3, 2, 8}, zeros);
+    bad_file("shape_g", dir, sizeof dir, "g.npy", "<f4", 3, (int64_t[]){2, 3, 2}, zeros);
+    /* vk wants [2,4,8,16] */
+    bad_file("shape_state", dir, sizeof dir, "state.npy", "<f4", 4, (int64_t[]){2, 4, 16, 8}, zeros);
     /* the same file is right for --state-layout kv ([N,Hv,Dk,Dv]) */
     snprintf(out, sizeof out, "%s/shape_state_kv-out", g_root);
     snprintf(args, sizeof args, "run --in '%s' --out '%s' --state-layout kv", dir, out);
     expect(run_gdn(args) == 0, "shape_state_kv", "a [N,Hv,Dk,Dv] state is valid with --state-layout kv");
 
     /* wrong dtypes */
-    variant("dtype_f8", dir, sizeof dir);
     {
         double dz[2 * 3 * 2 * 16];
         memset(dz, 0, sizeof dz);
-        shape[0] = 2;
-        shape[1] = 3;
-        shape[2] = 2;
-        shape[3] = 16;
-        save(dir, "q.npy", "<f8", 4, shape, dz);
+        bad_file("dtype_f8", dir, sizeof dir, "q.npy", "<f8", 4, (int64_t[]){2, 3, 2, 16}, dz);
     }
-    run_variant("dtype_f8", dir, NULL, 1, "q.npy");
     if (!strstr(g_err, "<f8"))
         fail("dtype_f8", "stderr does not name the dtype: %s", g_err);
-
-    variant("dtype_i4", dir, sizeof dir);
-    save(dir, "q.npy", "<i4", 4, shape, zeros);
-    run_variant("dtype_i4", dir, NULL, 1, "q.npy");
-
-    variant("dtype_be", dir, sizeof dir);
-    save(dir, "v.npy", ">f4", 4, (int64_t[]){2, 3, 4, 8}, zeros);
-    run_variant("dtype_be", dir, NULL, 1, "v.npy");
-
-    variant("dtype_cu", dir, sizeof dir);
-    {
-        int64_t n1 = 2;
-        float cf[2] = {0, 3};
-        save(dir, "cu_seqlens.npy", "<f4", 1, &n1, cf);
-    }
-    run_variant("dtype_cu", dir, NULL, 1, "cu_seqlens.npy");
+    bad_file("dtype_i4", dir, sizeof dir, "q.npy", "<i4", 4, (int64_t[]){2, 3, 2, 16}, zeros);
+    bad_file("dtype_be", dir, sizeof dir, "v.npy", ">f4", 4, (int64_t[]){2, 3, 4, 8}, zeros);
+    bad_file("dtype_cu", dir, sizeof dir, "cu_seqlens.npy", "<f4", 1, (int64_t[]){2}, (const float[2]){0, 3});
 
     /* usage errors: exit 2 */
     run_variant("unknown_opt", g_okdir, "--bogus", 2, "--bogus");
@@ -1018,39 +967,6 @@ static void test_commands(void)
         fprintf(stderr, "bench stdout: %s\nstderr: %s\n", g_out, g_err);
 }
 
-/* ---- conversions ---------------------------------------------------------------------------- */
-
-static void test_conversions(void)
-{
-    /* round to nearest, ties to even */
-    expect(npy_f32_to_bf16(1.0f + 0x1p-8f) == 0x3F80, "bf16", "tie rounds to even (down)");
-    expect(npy_f32_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3F82, "bf16", "tie rounds to even (up)");
-    expect(npy_f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f) == 0x3F81, "bf16", "above the tie rounds up");
-    expect(npy_f32_to_bf16(-2.0f) == 0xC000, "bf16", "-2");
-    expect(npy_bf16_to_f32(npy_f32_to_bf16(NAN)) != npy_bf16_to_f32(npy_f32_to_bf16(NAN)), "bf16", "NaN stays NaN");
-    expect(npy_f32_to_f16(1.0f + 0x1p-11f) == 0x3C00, "f16", "tie rounds to even (down)");
-    expect(npy_f32_to_f16(1.0f + 3 * 0x1p-11f) == 0x3C02, "f16", "tie rounds to even (up)");
-    expect(npy_f32_to_f16(65519.0f) == 0x7BFF, "f16", "65519 -> max");
-    expect(npy_f32_to_f16(65520.0f) == 0x7C00, "f16", "65520 -> inf");
-    expect(npy_f32_to_f16(0x1p-24f) == 0x0001, "f16", "smallest subnormal");
-    expect(npy_f32_to_f16(0x1p-25f) == 0x0000, "f16", "half the smallest subnormal ties to 0");
-    expect(npy_f32_to_f16(1.5f * 0x1p-24f) == 0x0002, "f16", "subnormal tie to even");
-    expect(npy_f32_to_f16(0x1p-14f) == 0x0400, "f16", "smallest normal");
-    expect(npy_f32_to_f16(-0.0f) == 0x8000, "f16", "-0");
-    expect(npy_f16_to_f32(0x0001) == 0x1p-24f && npy_f16_to_f32(0x7BFF) == 65504.0f && npy_f16_to_f32(0xC000) == -2.0f,
-           "f16", "f16 -> f32");
-    {
-        uint32_t i;
-        int bad = 0;
-        for (i = 0; i < 0x10000; i++) { /* every finite half survives the round trip */
-            float f = npy_f16_to_f32((uint16_t)i);
-            if (isfinite(f) && npy_f32_to_f16(f) != i)
-                bad++;
-        }
-        expect(bad == 0, "f16", "f16 -> f32 -> f16 round trip");
-    }
-}
-
 int main(int argc, char **argv)
 {
     char cmd[1100];
@@ -1072,7 +988,6 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    test_conversions();
     test_runs();
     test_errors();
     test_commands();

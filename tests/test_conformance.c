@@ -6,7 +6,9 @@
  * supports, every value the project requires: dtypes f32/bf16/f16, both head maps, the four gate
  * conventions, both state layouts, Dk/Dv 64, 128, 256 and 64/128 mixed, T in {1, 2, 15, 16, 17,
  * 63, 64, 65, 1000}, head ratios 1-4, packed batches with empty sequences, pools in place and
- * moving, dense and slotted capture, strided views, slow and fast decay, bf16 and f16 outputs.
+ * moving, dense and slotted capture (also into the state pool, with the state after each
+ * sequence's last token into its own write slot), strided views, slow and fast decay, bf16 and f16
+ * outputs.
  * Prints one line per failing case and a summary; exit 0 only if everything passed.
  *
  * Usage: test_conformance [quick|full] [CASE_INDEX...]   (indices as printed in FAIL lines: rerun
@@ -91,6 +93,9 @@ static int requirement(int i, const gdn_check_case *c, char *name, size_t len)
     REQ(c->capture == GDN_CAPTURE_SLOTS, "capture slots");
     REQ(c->capture == GDN_CAPTURE_SLOTS && c->capture_in_pool && c->pool != GDN_CHECK_POOL_NONE,
         "capture slots in the state pool");
+    REQ(c->capture == GDN_CAPTURE_SLOTS && c->capture_in_pool && c->capture_last_in_write_slot &&
+            c->pool != GDN_CHECK_POOL_NONE,
+        "capture slots in the state pool, the last token's into the write slot");
     for (int s = 1; s <= GDN_CHECK_STRIDED_MAX; s++)
         REQ(c->strided == s, "strided=%d", s);
     REQ(c->decay == GDN_CHECK_DECAY_SLOW, "slow decay");

@@ -92,6 +92,19 @@ static fixture make(int packed)
     return f;
 }
 
+/* Capture into the state pool itself, with the slots of the first six token positions (by
+ * position: b*T + t dense, cu[n] + t packed; by stride: n*stride + t). */
+static void shared_caps(fixture *f, int32_t c0, int32_t c1, int32_t c2, int32_t c3, int32_t c4, int32_t c5)
+{
+    f->t.capture.states = f->t.state.pool;
+    cap_slots[0] = c0;
+    cap_slots[1] = c1;
+    cap_slots[2] = c2;
+    cap_slots[3] = c3;
+    cap_slots[4] = c4;
+    cap_slots[5] = c5;
+}
+
 /* Outputs get a recognisable pattern; returns a heap copy of all three. */
 static unsigned char *poison(void)
 {
@@ -138,6 +151,17 @@ static void expect(gdn_context *ctx, const char *what, const fixture *f, int nul
         failures++;
     }
     free(before);
+}
+
+/* The message of the last failed call also says text. */
+static void expect_mentions(const gdn_context *ctx, const char *what, const char *text)
+{
+    const char *msg = gdn_last_error(ctx);
+    checks++;
+    if (!msg || !strstr(msg, text)) {
+        printf("FAIL %s: message \"%s\" does not say \"%s\"\n", what, msg ? msg : "(null)", text);
+        failures++;
+    }
 }
 
 #define CASE(packed, what, mutation, want, name)             \
@@ -303,22 +327,47 @@ static void forward_errors(gdn_context *ctx)
          "read_slots");
     CASE(0, "capture slot past the capture pool", cap_slots[2] = CSLOTS, INVALID, "capture.slots");
     CASE(0, "two captures into one slot", cap_slots[4] = cap_slots[1], INVALID, "capture.slots");
-    CASE(0, "capture into another sequence's read slot (shared pool)",
-         (f.t.capture.states = f.t.state.pool, cap_slots[0] = 4, cap_slots[1] = 1, cap_slots[2] = -1,
-          cap_slots[3] = -1, cap_slots[4] = -1, cap_slots[5] = -1),
+    CASE(0, "capture into another sequence's read slot (shared pool)", shared_caps(&f, 4, 1, -1, -1, -1, -1),
          INVALID, "capture.slots");
-    CASE(0, "capture into another sequence's write slot (shared pool)",
-         (f.t.capture.states = f.t.state.pool, cap_slots[0] = 3, cap_slots[1] = -1, cap_slots[2] = -1,
-          cap_slots[3] = 4, cap_slots[4] = -1, cap_slots[5] = -1),
+    CASE(0, "capture into another sequence's write slot (shared pool)", shared_caps(&f, 3, -1, -1, 4, -1, -1),
          INVALID, "capture.slots");
-    CASE(0, "capture slot past the shared pool",
-         (f.t.capture.states = f.t.state.pool, cap_slots[0] = SLOTS, cap_slots[1] = -1, cap_slots[2] = -1,
-          cap_slots[3] = -1, cap_slots[4] = -1, cap_slots[5] = -1),
-         INVALID, "capture.slots");
-    CASE(0, "capture into the shared pool (valid)",
-         (f.t.capture.states = f.t.state.pool, cap_slots[0] = 4, cap_slots[1] = -1, cap_slots[2] = 0,
-          cap_slots[3] = -1, cap_slots[4] = -1, cap_slots[5] = -1),
+    CASE(0, "capture slot past the shared pool", shared_caps(&f, SLOTS, -1, -1, -1, -1, -1), INVALID,
+         "capture.slots");
+    CASE(0, "capture into the shared pool (valid)", shared_caps(&f, 4, -1, 0, -1, -1, -1), GDN_STATUS_SUCCESS, NULL);
+
+    /* The state after a sequence's last token may go to its own write slot (vLLM style: both
+     * writes store the same state); an earlier token's may not (the final state would overwrite it). */
+    CASE(0, "last token captured into its own write slot (shared pool, valid)",
+         shared_caps(&f, -1, -1, 2, -1, -1, 3), GDN_STATUS_SUCCESS, NULL);
+    CASE(0, "captures into a free slot, the own read slot and the own write slot (valid)",
+         shared_caps(&f, 4, 0, 2, 1, -1, 3), GDN_STATUS_SUCCESS, NULL);
+    CASE(0, "in place, default slots: last token into its own slot (valid)",
+         (f.t.state.read_slots = NULL, f.t.state.write_slots = NULL, shared_caps(&f, -1, -1, 0, -1, -1, 1)),
          GDN_STATUS_SUCCESS, NULL);
+    CASE(1, "packed: last token of each sequence into its own write slot (valid)",
+         shared_caps(&f, -1, 2, -1, -1, -1, 3), GDN_STATUS_SUCCESS, NULL);
+    CASE(1, "packed, by stride: last token of each sequence into its own write slot (valid)",
+         (f.t.capture.slots_stride = 4, shared_caps(&f, -1, 2, -1, -1, -1, -1), cap_slots[6] = -1, cap_slots[7] = 3),
+         GDN_STATUS_SUCCESS, NULL);
+    CASE(0, "first token captured into its own write slot (shared pool)", shared_caps(&f, 2, -1, -1, -1, -1, -1),
+         INVALID, "capture.slots");
+    expect_mentions(ctx, "first token captured into its own write slot", "written twice");
+    CASE(0, "middle token captured into its own write slot, the last too (shared pool)",
+         shared_caps(&f, -1, -1, -1, -1, 3, 3), INVALID, "capture.slots");
+    expect_mentions(ctx, "middle token captured into its own write slot", "written twice");
+    CASE(0, "in place, default slots: an earlier token into its own slot",
+         (f.t.state.read_slots = NULL, f.t.state.write_slots = NULL, shared_caps(&f, -1, -1, -1, 1, -1, -1)),
+         INVALID, "capture.slots");
+    expect_mentions(ctx, "in place: an earlier token into its own slot", "written twice");
+    CASE(1, "packed: an earlier token into its own write slot", shared_caps(&f, -1, -1, -1, -1, 3, -1), INVALID,
+         "capture.slots");
+    expect_mentions(ctx, "packed: an earlier token into its own write slot", "written twice");
+    CASE(1, "packed, by stride: an earlier token into its own write slot",
+         (f.t.capture.slots_stride = 4, shared_caps(&f, -1, -1, -1, -1, -1, 3), cap_slots[6] = -1, cap_slots[7] = -1),
+         INVALID, "capture.slots");
+    expect_mentions(ctx, "packed, by stride: an earlier token into its own write slot", "written twice");
+    CASE(0, "last token captured into another sequence's write slot (shared pool)",
+         shared_caps(&f, -1, -1, 3, -1, -1, -1), INVALID, "capture.slots");
     CASE(1, "capture slot past the pool, packed, by stride",
          (f.t.capture.slots_stride = 4, cap_slots[0] = 1, cap_slots[1] = 2, cap_slots[4] = 3, cap_slots[5] = CSLOTS),
          INVALID, "capture.slots");

@@ -4,8 +4,11 @@
  *   prefill(T) equals T decodes chained through the pool; prefill(a) then prefill(b) equals
  *   prefill(a+b); the last captured state equals the final state; the tiled head map equals the
  *   grouped map with value heads renumbered; packed varlen equals separate calls; strided views
- *   equal contiguous ones, zero-stride (broadcast) inputs equal materialised copies; replay rollback equals never having drafted; empty sequences leave their
- *   state untouched (in place) or copy it (moving); a negative read slot means zeros.
+ *   equal contiguous ones, zero-stride (broadcast) inputs equal materialised copies; replay rollback
+ *   equals never having drafted; empty sequences leave their state untouched (in place) or copy it
+ *   (moving); a negative read slot means zeros; capturing the state after a sequence's last token
+ *   into its own write slot (capture pool = state pool) stores the final state there, dense and
+ *   packed (also against the float64 reference).
  * Tolerance 1e-5 relative RMS; "bitwise" where the same kernel path guarantees it (same call
  * shape, only views or slot bookkeeping differ). Whether a tolerance check was in fact bitwise is
  * printed for information.
@@ -108,11 +111,38 @@ static void layer_free(layer *ly)
     free(ly->beta);
 }
 
+/* Scratch memory of one invariant: zeroed, never NULL, all freed at once by scratch_free(). */
+enum { MAX_SCRATCH = 64 };
+static void *scratch[MAX_SCRATCH];
+static int n_scratch;
+
+static void *scratch_alloc(size_t bytes)
+{
+    void *p = n_scratch < MAX_SCRATCH ? calloc(bytes ? bytes : 1, 1) : NULL;
+    if (!p) {
+        printf("FAIL %s: out of scratch memory\n", where);
+        exit(1);
+    }
+    scratch[n_scratch++] = p;
+    return p;
+}
+
+static void scratch_free(void)
+{
+    while (n_scratch > 0)
+        free(scratch[--n_scratch]);
+}
+
+static float *fmalloc(size_t n)
+{
+    return (float *)scratch_alloc(n * sizeof(float));
+}
+
 static float *random_states(size_t n, uint64_t seed)
 {
     gdn_rng r;
     gdn_rng_seed(&r, seed);
-    float *s = (float *)malloc(sizeof(float) * (n ? n : 1));
+    float *s = fmalloc(n);
     for (size_t i = 0; i < n; i++)
         s[i] = (float)(0.1 * gdn_rng_normal(&r));
     return s;
@@ -191,11 +221,6 @@ static call dense(int64_t t0, int64_t t1, float *out, float *pool, int64_t slots
     return c;
 }
 
-static float *fmalloc(size_t n)
-{
-    return (float *)calloc(n ? n : 1, sizeof(float));
-}
-
 /* ---- the invariants ------------------------------------------------------------------------ */
 
 /* prefill(T) == T decodes; prefill(a) then prefill(b) == prefill(a+b); last capture == final. */
@@ -239,7 +264,7 @@ static void inv_prefill(gdn_context *ctx, const layer *ly)
 
     /* D: capture into slots of a separate pool; the last one equals the final state */
     float *cpool = fmalloc((size_t)(L + 1) * hs), *pd = fmalloc(hs);
-    int32_t *cs = (int32_t *)malloc(sizeof(int32_t) * (size_t)L);
+    int32_t *cs = (int32_t *)scratch_alloc(sizeof(int32_t) * (size_t)L);
     for (int64_t t = 0; t < L; t++)
         cs[t] = (int32_t)(L - t); /* reversed, slot 0 unused */
     memcpy(pd, init, hs * sizeof(float));
@@ -253,17 +278,25 @@ static void inv_prefill(gdn_context *ctx, const layer *ly)
     expect("last slot-captured state == final state", cpool + hs, pd, hs, 1);
     expect("no-output run state == run with output", pd, pa + hs, hs, 1);
 
-    free(cpool);
-    free(pd);
-    free(cs);
-    free(init);
-    free(pa);
-    free(pb);
-    free(pc);
-    free(ya);
-    free(yb);
-    free(yc);
-    free(caps);
+    /* E: capture into the state pool itself (vLLM style), the state after the last token into the
+     * write slot as well: read slot 0, write slot 1, token t < L-1 into slot t + 2 */
+    float *pe = fmalloc((size_t)(L + 1) * hs), *ye = fmalloc((size_t)(L * ys));
+    int32_t *ce = (int32_t *)scratch_alloc(sizeof(int32_t) * (size_t)L);
+    for (int64_t t = 0; t < L; t++)
+        ce[t] = t == L - 1 ? 1 : (int32_t)(t + 2);
+    memcpy(pe, init, hs * sizeof(float));
+    call f = dense(0, L, ye, pe, L + 1, &r0, &w1);
+    f.cap = GDN_CAPTURE_SLOTS;
+    f.cap_states = pe;
+    f.cap_slots_n = L + 1;
+    f.cap_slots = ce;
+    expect_ok("prefill capturing into the pool, the last token into the write slot", run(ctx, ly, &f), ctx);
+    expect("capture into the pool: read slot unchanged", pe, init, hs, 1);
+    expect("capture into the pool: captures == dense captures", pe + 2 * hs, caps, (size_t)(L - 1) * hs, 1);
+    expect("capture into the pool: write slot == final state", pe + hs, pa + hs, hs, 1);
+    expect("capture into the pool: out == out", ye, ya, (size_t)(L * ys), 1);
+
+    scratch_free();
 }
 
 /* Tiled head map == grouped map with value heads renumbered. */
@@ -304,15 +337,7 @@ static void inv_headmap(gdn_context *ctx, const layer *ly)
     }
     expect("tiled out == grouped out renumbered", yt, yg2, (size_t)(L * Hv * Dv), 1);
     expect("tiled state == grouped state renumbered", init, st, ly->hs, 1);
-    free(gl.v);
-    free(gl.g);
-    free(gl.beta);
-    free(init);
-    free(ginit);
-    free(yt);
-    free(yg);
-    free(yg2);
-    free(st);
+    scratch_free();
 }
 
 /* Packed varlen == separate calls; empty sequences; negative read slot == zeros. */
@@ -388,18 +413,7 @@ static void inv_varlen(gdn_context *ctx, const layer *ly)
     expect_ok("empty from zeros", run(ctx, ly, &e), ctx);
     expect("empty sequence from read slot -1 writes zeros", pz + hs, zeros, hs, 1);
 
-    free(y0);
-    free(pz);
-    free(zeros);
-    free(z);
-    free(z2);
-    free(yz);
-    free(yn);
-    free(init);
-    free(pp);
-    free(ps);
-    free(yp);
-    free(ysep);
+    scratch_free();
 }
 
 /* Speculative verify of 4 tokens with capture, accept 2, roll back by replay. */
@@ -432,11 +446,7 @@ static void inv_replay(gdn_context *ctx, const layer *ly)
     expect_ok("never drafted", run(ctx, ly, &o), ctx);
     expect("replay state == never-drafted state", pool + 5 * hs, fresh, hs, 0);
     expect("verify out[0..2) == never-drafted out", yv, yo, (size_t)(n * ys), 0);
-    free(pool);
-    free(a0);
-    free(yv);
-    free(yo);
-    free(fresh);
+    scratch_free();
 }
 
 /* Zero strides on inputs (broadcast: one q/k for every token, one gate for every head) equal
@@ -488,24 +498,25 @@ static void inv_zero_strides(gdn_context *ctx, const layer *ly)
     expect_ok("zero-stride views", gdn_forward(ctx, p, &b, &t), ctx);
     expect("zero-stride inputs out == materialised out", yz, ym, (size_t)(T * Hv * Dv), 1);
     expect("zero-stride inputs state == materialised state", sz, sm, ly->hs, 1);
-    free(m.q);
-    free(m.k);
-    free(m.g);
-    free(ym);
-    free(yz);
-    free(sm);
-    free(sz);
+    scratch_free();
+}
+
+/* A conformance-engine case of this problem on this ISA (everything else zero: the defaults). */
+static gdn_check_case engine_case(const gdn_problem *p, gdn_isa isa, uint64_t seed)
+{
+    gdn_check_case c;
+    memset(&c, 0, sizeof c);
+    c.problem = *p;
+    c.isa = isa;
+    c.seed = seed;
+    return c;
 }
 
 /* Strided (padded, permuted, interleaved) views == contiguous views, through the engine. */
 static void inv_strided(gdn_context *ctx, gdn_isa isa, const gdn_problem *p)
 {
     for (int variant = 0; variant < 3; variant++) {
-        gdn_check_case c;
-        memset(&c, 0, sizeof c);
-        c.problem = *p;
-        c.isa = isa;
-        c.seed = 0x5354524944ull + (uint64_t)variant;
+        gdn_check_case c = engine_case(p, isa, 0x5354524944ull + (uint64_t)variant);
         c.decay = GDN_CHECK_DECAY_MODEL;
         if (variant == 0) {
             c.B = 3;
@@ -513,11 +524,7 @@ static void inv_strided(gdn_context *ctx, gdn_isa isa, const gdn_problem *p)
             c.pool = GDN_CHECK_POOL_MOVE;
             c.capture = GDN_CAPTURE_DENSE;
         } else if (variant == 1) {
-            c.n_seqs = 4;
-            c.seq_lens[0] = 9;
-            c.seq_lens[1] = 0;
-            c.seq_lens[2] = 66;
-            c.seq_lens[3] = 2;
+            gdn_check_set_packed(&c, 4, (const int64_t[]){9, 0, 66, 2});
             c.pool = GDN_CHECK_POOL_INPLACE;
             c.capture = GDN_CAPTURE_SLOTS;
             c.problem.dtype = GDN_DTYPE_BF16;
@@ -559,12 +566,53 @@ static void inv_strided(gdn_context *ctx, gdn_isa isa, const gdn_problem *p)
                 } else {
                     expect(what, x, ref[b], n, 1);
                 }
-                free(x);
             }
             gdn_check_instance_destroy(in);
         }
-        for (int b = 0; b < 3; b++)
-            free(ref[b]);
+        scratch_free();
+    }
+}
+
+/* Capture into the state pool with the state after each sequence's last token into its own write
+ * slot too (vLLM style), dense and packed, moving and in-place pools: out, final states and every
+ * capture against the float64 reference (the conformance engine). */
+static void inv_capture_last_in_write_slot(gdn_isa isa, const gdn_problem *p)
+{
+    for (int variant = 0; variant < 5; variant++) {
+        gdn_check_case c = engine_case(p, isa, 0x6c617374ull + (uint64_t)variant);
+        c.capture = GDN_CAPTURE_SLOTS;
+        c.capture_in_pool = 1;
+        c.capture_last_in_write_slot = 1;
+        c.pool = variant & 1 ? GDN_CHECK_POOL_INPLACE : GDN_CHECK_POOL_MOVE;
+        switch (variant) {
+        case 0: /* dense verify: one sequence from zeros, one drops its final state */
+            c.B = 3;
+            c.T = 5;
+            break;
+        case 1: /* dense decode in place, default slots (sequence n in slot n) */
+            c.B = 2;
+            c.T = 1;
+            c.default_slots = 1;
+            break;
+        case 2: /* packed: an empty sequence, one in place, two reading one slot */
+            gdn_check_set_packed(&c, 5, (const int64_t[]){4, 0, 1, 19, 3});
+            break;
+        case 3: /* packed in place */
+            gdn_check_set_packed(&c, 3, (const int64_t[]){2, 7, 0});
+            break;
+        default: /* packed, slot table by position */
+            gdn_check_set_packed(&c, 4, (const int64_t[]){3, 1, 0, 6});
+            c.capture_by_position = 1;
+            break;
+        }
+        gdn_check_result r;
+        checks++;
+        if (!gdn_check_run(&c, &r)) {
+            char d[512];
+            gdn_check_describe(&c, d, sizeof d);
+            printf("FAIL %s: capture of the last token into the write slot: %s: %s\n", where, d, r.message);
+            failures++;
+        }
     }
 }
 
@@ -605,6 +653,7 @@ int main(void)
             inv_replay(ctx, &ly);
             inv_zero_strides(ctx, &ly);
             inv_strided(ctx, isa, &p);
+            inv_capture_last_in_write_slot(isa, &p);
             layer_free(&ly);
             gdn_context_destroy(ctx);
         }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "cpu/cpuid.h"
 #include "cpu/recurrent.h"
 
@@ -70,17 +71,12 @@ static double normal(void)
 
 static float sentinel(void)
 {
-    const uint32_t b = SENTINEL_BITS;
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
+    return gdn_bits_to_f32(SENTINEL_BITS);
 }
 
 static int is_sentinel(float f)
 {
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b == SENTINEL_BITS;
+    return gdn_f32_to_bits(f) == SENTINEL_BITS;
 }
 
 static float *alloc_sentinel(size_t n)

@@ -58,12 +58,7 @@ static gdn_check_case shape(int i)
         break;
     case 3: /* packed with empty sequences, scalar-fallback dims, raw gate */
         c = base(2, 6, 40, 24, 1, 0);
-        c.n_seqs = 5;
-        c.seq_lens[0] = 5;
-        c.seq_lens[1] = 0;
-        c.seq_lens[2] = 70;
-        c.seq_lens[3] = 3;
-        c.seq_lens[4] = 0;
+        gdn_check_set_packed(&c, 5, (const int64_t[]){5, 0, 70, 3, 0});
         c.problem.gate = GDN_GATE_RAW;
         c.pool = GDN_CHECK_POOL_MOVE;
         break;
@@ -95,6 +90,29 @@ static gdn_check_case shape(int i)
     return c;
 }
 
+/* A context with this ISA and thread count (NULL on failure). */
+static gdn_status context(gdn_isa isa, int threads, gdn_context **ctx)
+{
+    gdn_context_desc d;
+    memset(&d, 0, sizeof d);
+    d.isa = isa;
+    d.num_threads = threads;
+    *ctx = NULL;
+    return gdn_context_create(&d, ctx);
+}
+
+/* Copies of the buffers a run writes (out, state pool, capture; NULL where the case has none). */
+static void snapshot(const gdn_check_instance *in, void *copy[3], size_t bytes[3])
+{
+    for (int b = 0; b < 3; b++) {
+        const void *data;
+        gdn_check_instance_buffer(in, b, &data, &bytes[b]);
+        copy[b] = data ? malloc(bytes[b]) : NULL;
+        if (copy[b])
+            memcpy(copy[b], data, bytes[b]);
+    }
+}
+
 /* ---- two contexts used concurrently from two threads ------------------------------------------ */
 typedef struct worker {
     gdn_check_case c;
@@ -108,11 +126,7 @@ static void *work(void *arg)
 {
     worker *w = (worker *)arg;
     gdn_context *ctx = NULL;
-    gdn_context_desc d;
-    memset(&d, 0, sizeof d);
-    d.isa = w->c.isa;
-    d.num_threads = 1;
-    w->ok = gdn_context_create(&d, &ctx) == GDN_STATUS_SUCCESS;
+    w->ok = context(w->c.isa, 1, &ctx) == GDN_STATUS_SUCCESS;
     for (int rep = 0; rep < 20 && w->ok; rep++) {
         w->ok = gdn_check_instance_forward(w->in, ctx) == GDN_STATUS_SUCCESS;
         for (int b = 0; b < 3 && w->ok; b++) {
@@ -142,11 +156,7 @@ static int concurrent_contexts(gdn_isa isa)
         w[i].c.isa = isa;
         w[i].in = gdn_check_instance_create(&w[i].c, err, sizeof err);
         gdn_context *ctx = NULL;
-        gdn_context_desc d;
-        memset(&d, 0, sizeof d);
-        d.isa = isa;
-        d.num_threads = 1;
-        if (!w[i].in || gdn_context_create(&d, &ctx) != GDN_STATUS_SUCCESS ||
+        if (!w[i].in || context(isa, 1, &ctx) != GDN_STATUS_SUCCESS ||
             gdn_check_instance_forward(w[i].in, ctx) != GDN_STATUS_SUCCESS) {
             printf("FAIL concurrent contexts isa=%s: setup\n", gdn_isa_name(isa));
             gdn_context_destroy(ctx);
@@ -156,13 +166,7 @@ static int concurrent_contexts(gdn_isa isa)
             continue;
         }
         gdn_context_destroy(ctx);
-        for (int b = 0; b < 3; b++) {
-            const void *data;
-            gdn_check_instance_buffer(w[i].in, b, &data, &w[i].bytes[b]);
-            w[i].alone[b] = data ? malloc(w[i].bytes[b]) : NULL;
-            if (data)
-                memcpy(w[i].alone[b], data, w[i].bytes[b]);
-        }
+        snapshot(w[i].in, w[i].alone, w[i].bytes);
     }
     pthread_t th[2];
     int started[2] = {0, 0};
@@ -216,11 +220,7 @@ int main(void)
             void *ref[3] = {NULL, NULL, NULL};
             size_t bytes[3] = {0, 0, 0};
             gdn_context *ctx = NULL;
-            gdn_context_desc d;
-            memset(&d, 0, sizeof d);
-            d.isa = isa;
-            d.num_threads = 1;
-            gdn_status st = gdn_context_create(&d, &ctx);
+            gdn_status st = context(isa, 1, &ctx);
             if (st == GDN_STATUS_SUCCESS)
                 st = gdn_check_instance_forward(in, ctx);
             if (st != GDN_STATUS_SUCCESS) {
@@ -228,19 +228,11 @@ int main(void)
                        ctx ? gdn_last_error(ctx) : gdn_last_error(NULL));
                 failures++;
             }
-            for (int b = 0; b < 3 && st == GDN_STATUS_SUCCESS; b++) {
-                const void *data;
-                gdn_check_instance_buffer(in, b, &data, &bytes[b]);
-                if (data) {
-                    ref[b] = malloc(bytes[b]);
-                    memcpy(ref[b], data, bytes[b]);
-                }
-            }
+            if (st == GDN_STATUS_SUCCESS)
+                snapshot(in, ref, bytes);
             gdn_context_destroy(ctx);
             for (int ti = 0; ti < 4 && st == GDN_STATUS_SUCCESS; ti++) {
-                d.num_threads = THREADS[ti];
-                ctx = NULL;
-                gdn_status st2 = gdn_context_create(&d, &ctx);
+                gdn_status st2 = context(isa, THREADS[ti], &ctx);
                 if (st2 == GDN_STATUS_SUCCESS)
                     st2 = gdn_check_instance_forward(in, ctx);
                 runs++;

@@ -17,8 +17,8 @@
  */
 #include "check/check.h"
 #include "check/rng.h"
+#include "core/dtype.h"
 #include "machine.h"
-#include "npy.h"
 #include "ref/ref.h"
 #include "tools.h"
 
@@ -123,21 +123,6 @@ typedef struct bench_result {
     char error[1024];
 } bench_result;
 
-static size_t dtype_size(gdn_dtype t)
-{
-    return t == GDN_DTYPE_F32 ? 4 : 2;
-}
-
-static void store(void *dst, int64_t i, gdn_dtype t, float x)
-{
-    if (t == GDN_DTYPE_F32)
-        ((float *)dst)[i] = x;
-    else if (t == GDN_DTYPE_BF16)
-        ((uint16_t *)dst)[i] = npy_f32_to_bf16(x);
-    else
-        ((uint16_t *)dst)[i] = npy_f32_to_f16(x);
-}
-
 static float uniform_pm1(gdn_rng *r)
 {
     return (float)(2.0 * gdn_rng_uniform(r) - 1.0);
@@ -157,7 +142,7 @@ static void fill_unit_rows(gdn_rng *r, void *dst, gdn_dtype t, int64_t rows, int
         }
         ss = ss > 0 ? 1.0 / sqrt(ss) : 1.0;
         for (j = 0; j < d; j++)
-            store(dst, i * d + j, t, (float)(tmp[j] * ss));
+            gdn_store_f32(dst, t, i * d + j, (float)(tmp[j] * ss));
     }
 }
 
@@ -186,6 +171,34 @@ static gdn_tensor view(void *data, int ndim, const int64_t *shape, const int64_t
     return t;
 }
 
+/* The batch and tensors of the first B sequences and T tokens of a case: the inputs as views of
+ * its full [c->B, c->T, ...] arrays; out, the state pool and the captures (when caps is not NULL)
+ * contiguous. */
+static void case_args(const gdn_problem *p, const bench_case *c, int64_t B, int64_t T, void *q, void *k, void *v,
+                      float *g, float *beta, void *out, float *pool, float *caps, gdn_batch *b, gdn_tensors *t)
+{
+    const int64_t Hk = p->num_k_heads, Hv = p->num_v_heads, Dk = p->k_dim, Dv = p->v_dim;
+    const int64_t qf[4] = {c->B, c->T, Hk, Dk}, vf[4] = {c->B, c->T, Hv, Dv}, gf[3] = {c->B, c->T, Hv};
+    const int64_t qs[4] = {B, T, Hk, Dk}, vs[4] = {B, T, Hv, Dv}, gs[3] = {B, T, Hv};
+    const int64_t ss[4] = {B, Hv, Dv, Dk}, cs[5] = {B, T, Hv, Dv, Dk};
+    memset(b, 0, sizeof *b);
+    b->batch_size = B;
+    b->seq_len = T;
+    b->num_seqs = B;
+    memset(t, 0, sizeof *t);
+    t->q = view(q, 4, qs, qf);
+    t->k = view(k, 4, qs, qf);
+    t->v = view(v, 4, vs, vf);
+    t->g = view(g, 3, gs, gf);
+    t->beta = view(beta, 3, gs, gf);
+    t->out = gdn_tensor_contiguous(out, 4, vs);
+    t->state.pool = gdn_tensor_contiguous(pool, 4, ss);
+    if (caps) {
+        t->capture.mode = GDN_CAPTURE_DENSE;
+        t->capture.states = gdn_tensor_contiguous(caps, 5, cs);
+    }
+}
+
 /* Check the library against the reference on (a prefix of) the case: same buffers, views. */
 static void check_case(const bench_env *env, const bench_case *c, void *q, void *k, void *v, float *g, float *beta,
                        const float *pool0, bench_result *res)
@@ -196,9 +209,7 @@ static void check_case(const bench_env *env, const bench_case *c, void *q, void 
     gdn_tensors t;
     gdn_ref_result rr;
     char err[512];
-    int64_t Bc = c->B, Tc = c->T, Hk = P->num_k_heads, Hv = P->num_v_heads, Dk = P->k_dim, Dv = P->v_dim;
-    int64_t qf[4] = {c->B, c->T, Hk, Dk}, vf[4] = {c->B, c->T, Hv, Dv}, gf[3] = {c->B, c->T, Hv};
-    int64_t qs[4], vs[4], gs[3], ss[4], cs[5];
+    int64_t Bc = c->B, Tc = c->T, Hv = P->num_v_heads, Dk = P->k_dim, Dv = P->v_dim;
     size_t nstate, nout, ncap;
     float *pool = NULL, *out = NULL, *caps = NULL;
     gdn_status st;
@@ -229,31 +240,9 @@ static void check_case(const bench_env *env, const bench_case *c, void *q, void 
     }
     memcpy(pool, pool0, nstate * sizeof(float));
 
-    qs[0] = vs[0] = gs[0] = ss[0] = cs[0] = Bc;
-    qs[1] = vs[1] = gs[1] = cs[1] = Tc;
-    qs[2] = Hk;
-    qs[3] = Dk;
-    vs[2] = gs[2] = ss[1] = cs[2] = Hv;
-    vs[3] = ss[2] = cs[3] = Dv;
-    ss[3] = cs[4] = Dk;
-
     p.out_dtype = GDN_DTYPE_F32;
-    memset(&b, 0, sizeof b);
-    b.batch_size = Bc;
-    b.seq_len = Tc;
-    b.num_seqs = Bc;
-    memset(&t, 0, sizeof t);
-    t.q = view(q, 4, qs, qf);
-    t.k = view(k, 4, qs, qf);
-    t.v = view(v, 4, vs, vf);
-    t.g = view(g, 3, gs, gf);
-    t.beta = view(beta, 3, gs, gf);
-    t.out = gdn_tensor_contiguous(out, 4, vs);
-    t.state.pool = gdn_tensor_contiguous(pool, 4, ss);
-    if (c->capture) {
-        t.capture.mode = GDN_CAPTURE_DENSE;
-        t.capture.states = gdn_tensor_contiguous(caps, 5, cs);
-    }
+    case_args(&p, c, Bc, Tc, q, k, v, g, beta, out, pool, caps, &b, &t);
+
     /* The reference first: the library updates the pool in place. */
     st = gdn_ref_forward(&p, &b, &t, &rr, err, sizeof err);
     if (st != GDN_STATUS_SUCCESS) {
@@ -300,7 +289,7 @@ static void run_case(const bench_env *env, const bench_case *c, bench_result *re
     const gdn_problem *p = &env->p;
     const bench_opts *o = env->o;
     int64_t B = c->B, T = c->T, Hk = p->num_k_heads, Hv = p->num_v_heads, Dk = p->k_dim, Dv = p->v_dim;
-    size_t as = dtype_size(p->dtype), os = dtype_size(p->out_dtype);
+    size_t as = gdn_dtype_size(p->dtype), os = gdn_dtype_size(p->out_dtype);
     int64_t nq, nv, ng, nstate, ncap;
     void *q = NULL, *k = NULL, *v = NULL, *out = NULL;
     float *g = NULL, *beta = NULL, *caps = NULL;
@@ -310,8 +299,6 @@ static void run_case(const bench_env *env, const bench_case *c, bench_result *re
     gdn_batch b;
     gdn_tensors t;
     gdn_rng rng;
-    int64_t qs[4] = {B, T, Hk, Dk}, vs[4] = {B, T, Hv, Dv}, gs[3] = {B, T, Hv}, ss[4] = {B, Hv, Dv, Dk};
-    int64_t cs[5] = {B, T, Hv, Dv, Dk};
     double t0, elapsed, est;
 
     memset(res, 0, sizeof *res);
@@ -366,7 +353,7 @@ static void run_case(const bench_env *env, const bench_case *c, bench_result *re
     fill_unit_rows(&rng, q, p->dtype, B * T * Hk, (int)Dk);
     fill_unit_rows(&rng, k, p->dtype, B * T * Hk, (int)Dk);
     for (i = 0; i < nv; i++)
-        store(v, i, p->dtype, uniform_pm1(&rng));
+        gdn_store_f32(v, p->dtype, i, uniform_pm1(&rng));
     {
         double A[4096], dtb[4096];
         for (r = 0; r < Hv && r < 4096; r++) {
@@ -389,22 +376,7 @@ static void run_case(const bench_env *env, const bench_case *c, bench_result *re
     for (i = 1; i < npools; i++)
         memcpy(pools[i], pools[0], (size_t)nstate * sizeof(float));
 
-    memset(&b, 0, sizeof b);
-    b.batch_size = B;
-    b.seq_len = T;
-    b.num_seqs = B;
-    memset(&t, 0, sizeof t);
-    t.q = gdn_tensor_contiguous(q, 4, qs);
-    t.k = gdn_tensor_contiguous(k, 4, qs);
-    t.v = gdn_tensor_contiguous(v, 4, vs);
-    t.g = gdn_tensor_contiguous(g, 3, gs);
-    t.beta = gdn_tensor_contiguous(beta, 3, gs);
-    t.out = gdn_tensor_contiguous(out, 4, vs);
-    t.state.pool = gdn_tensor_contiguous(pools[0], 4, ss);
-    if (c->capture) {
-        t.capture.mode = GDN_CAPTURE_DENSE;
-        t.capture.states = gdn_tensor_contiguous(caps, 5, cs);
-    }
+    case_args(p, c, B, T, q, k, v, g, beta, out, pools[0], caps, &b, &t);
 
     /* Warm-up: at least once through the pools, and at least 0.1 s. */
     t0 = tool_now();
@@ -582,7 +554,6 @@ int cmd_bench(int argc, char **argv)
     bench_opts o;
     bench_env env;
     bench_case cases[8];
-    gdn_context_desc cd;
     const tool_model *m;
     int ncases = 0, i = 1, c, failed = 0, single, any_small = 0;
     long long v;
@@ -727,19 +698,9 @@ int cmd_bench(int argc, char **argv)
         any_small |= cases[c].T <= 64;
 
     /* The best backend: the CPU (the tool has no CUDA path in this version). */
-    memset(&cd, 0, sizeof cd);
-    cd.backend = o.backend;
-    cd.num_threads = o.threads;
-    cd.isa = o.isa;
-    if (gdn_context_create(&cd, &env.ctx) != GDN_STATUS_SUCCESS) {
-        if (o.backend == GDN_BACKEND_CUDA)
-            tool_error(CMD, "--backend cuda: %s", gdn_last_error(NULL));
-        else if (o.isa != GDN_ISA_AUTO)
-            tool_error(CMD, "--isa %s: %s", tool_isa_names[o.isa], gdn_last_error(NULL));
-        else
-            tool_error(CMD, "cannot create a context: %s", gdn_last_error(NULL));
+    env.ctx = tool_context_create(CMD, o.backend, o.threads, o.isa);
+    if (!env.ctx)
         return TOOL_EXIT_DATA;
-    }
     if (o.backend == GDN_BACKEND_CUDA) {
         tool_error(CMD, "--backend cuda: not supported by gdn bench in this version");
         gdn_context_destroy(env.ctx);

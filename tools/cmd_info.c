@@ -68,13 +68,9 @@ int cmd_info(int argc, char **argv)
             printf(" %s", gdn_isa_name((gdn_isa)isa));
     printf("\n");
 
-    if (gdn_context_create(&cd, &ctx) != GDN_STATUS_SUCCESS) {
-        if (cd.isa != GDN_ISA_AUTO)
-            tool_error(CMD, "--isa %s: %s", tool_isa_names[cd.isa], gdn_last_error(NULL));
-        else
-            tool_error(CMD, "cannot create a CPU context: %s", gdn_last_error(NULL));
+    ctx = tool_context_create(CMD, GDN_BACKEND_CPU, cd.num_threads, cd.isa);
+    if (!ctx)
         return TOOL_EXIT_DATA;
-    }
     printf("ISA chosen: %s%s\n", gdn_isa_name(gdn_context_isa(ctx)),
            cd.isa != GDN_ISA_AUTO ? " (--isa)" : "");
     printf("threads: %d\n", gdn_context_num_threads(ctx));

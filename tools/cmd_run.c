@@ -9,6 +9,7 @@
  * it is empty), prints one line on stderr and exits 1.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "core/dtype.h"
 #include "npy.h"
 #include "tools.h"
 
@@ -391,33 +392,20 @@ static int check_shape(const input *in, int ndim, const int64_t *want, const cha
     return -1;
 }
 
-/* Convert a float32/float16 array to dtype (a new buffer). */
+/* Convert a float32/float16 array to dtype (a new buffer), rounding as the library does. */
 static void *convert(const npy_array *a, gdn_dtype dtype)
 {
-    int64_t i, n = a->count;
-    size_t es = dtype == GDN_DTYPE_F32 ? 4 : 2;
-    void *out = malloc(n > 0 ? (size_t)n * es : 1);
+    const gdn_dtype from = a->itemsize == 4 ? GDN_DTYPE_F32 : GDN_DTYPE_F16;
+    const int64_t n = a->count;
+    int64_t i;
+    void *out = malloc(n > 0 ? (size_t)n * gdn_dtype_size(dtype) : 1);
     if (!out)
         return NULL;
-    if (dtype == GDN_DTYPE_F32) {
-        float *o = out;
-        if (a->itemsize == 4)
-            memcpy(o, a->data, (size_t)n * 4);
-        else
-            for (i = 0; i < n; i++)
-                o[i] = npy_f16_to_f32(((const uint16_t *)a->data)[i]);
-    } else {
-        uint16_t *o = out;
-        for (i = 0; i < n; i++) {
-            float x = a->itemsize == 4 ? ((const float *)a->data)[i] : npy_f16_to_f32(((const uint16_t *)a->data)[i]);
-            if (dtype == GDN_DTYPE_BF16)
-                o[i] = npy_f32_to_bf16(x);
-            else if (a->itemsize == 2)
-                o[i] = ((const uint16_t *)a->data)[i];
-            else
-                o[i] = npy_f32_to_f16(x);
-        }
-    }
+    if (dtype == from)
+        memcpy(out, a->data, (size_t)n * gdn_dtype_size(dtype));
+    else
+        for (i = 0; i < n; i++)
+            gdn_store_f32(out, dtype, i, gdn_load_f32(a->data, from, i));
     return out;
 }
 
@@ -443,7 +431,6 @@ int cmd_run(int argc, char **argv)
     input in[N_INPUTS];
     struct stat st;
     gdn_context *ctx = NULL;
-    gdn_context_desc cd;
     gdn_problem p;
     gdn_batch b;
     gdn_tensors t;
@@ -651,21 +638,9 @@ int cmd_run(int argc, char **argv)
                 npy_free(&in[i].a);
     }
 
-    /* Context. */
-    memset(&cd, 0, sizeof cd);
-    cd.backend = o.backend;
-    cd.num_threads = o.threads;
-    cd.isa = o.isa;
-    if (gdn_context_create(&cd, &ctx) != GDN_STATUS_SUCCESS) {
-        if (o.backend == GDN_BACKEND_CUDA)
-            tool_error(CMD, "--backend cuda: %s", gdn_last_error(NULL));
-        else if (o.isa != GDN_ISA_AUTO)
-            tool_error(CMD, "--isa %s: %s", tool_isa_names[o.isa], gdn_last_error(NULL));
-        else
-            tool_error(CMD, "cannot create a context: %s", gdn_last_error(NULL));
-        ctx = NULL;
+    ctx = tool_context_create(CMD, o.backend, o.threads, o.isa);
+    if (!ctx)
         goto done;
-    }
 
     /* Problem, batch, tensors. */
     memset(&p, 0, sizeof p);

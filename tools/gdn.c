@@ -1,8 +1,8 @@
 /*
  * gdn.c — the `gdn` command-line tool: subcommand dispatch, help, and the helpers the
- * subcommands share (error lines, option parsing). The command line is a contract
- * (DESIGN.md §3): exit 0 on success, 1 on a data error, 2 on a usage error, and every error is
- * exactly one line on stderr naming the file or option at fault.
+ * subcommands share (error lines, option parsing, context creation). The command line is a
+ * contract (DESIGN.md §3): exit 0 on success, 1 on a data error, 2 on a usage error, and every
+ * error is exactly one line on stderr naming the file or option at fault.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tools.h"
@@ -37,6 +37,25 @@ void tool_error(const char *cmd, const char *fmt, ...)
     else
         fprintf(stderr, "gdn: %s\n", msg);
     fflush(stderr);
+}
+
+gdn_context *tool_context_create(const char *cmd, gdn_backend backend, int threads, gdn_isa isa)
+{
+    gdn_context_desc cd;
+    gdn_context *ctx = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.backend = backend;
+    cd.num_threads = threads;
+    cd.isa = isa;
+    if (gdn_context_create(&cd, &ctx) == GDN_STATUS_SUCCESS)
+        return ctx;
+    if (backend == GDN_BACKEND_CUDA)
+        tool_error(cmd, "--backend cuda: %s", gdn_last_error(NULL));
+    else if (isa != GDN_ISA_AUTO)
+        tool_error(cmd, "--isa %s: %s", tool_isa_names[isa], gdn_last_error(NULL));
+    else
+        tool_error(cmd, "cannot create a context: %s", gdn_last_error(NULL));
+    return NULL;
 }
 
 int tool_next_opt(const char *cmd, int argc, char **argv, int *i, const tool_opt *opts, const char **value)

@@ -1,5 +1,5 @@
 /*
- * npy.c — NumPy .npy reading and writing, and float16 / bfloat16 conversions. See npy.h.
+ * npy.c — NumPy .npy reading and writing. See npy.h.
  *
  * Format (numpy/lib/format.py): magic "\x93NUMPY", major and minor version bytes, header length
  * (uint16 little-endian in 1.0, uint32 in 2.0 and 3.0), then a Python dict literal
@@ -28,80 +28,6 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, len, fmt, ap);
     va_end(ap);
-}
-
-/* ---- conversions ---------------------------------------------------------------------------- */
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-float npy_f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t man = h & 0x3ffu;
-    if (exp == 0x1f)
-        return bits_f32(sign | 0x7f800000u | (man << 13) | (man ? 0x00400000u : 0));
-    if (exp == 0) {
-        if (man == 0)
-            return bits_f32(sign);
-        /* subnormal: man * 2^-24, exact in f32 */
-        float v = (float)man * (1.0f / 16777216.0f);
-        return sign ? -v : v;
-    }
-    return bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
-}
-
-uint16_t npy_f32_to_f16(float f)
-{
-    uint32_t x = f32_bits(f);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    uint32_t ax = x & 0x7fffffffu;
-    if (ax >= 0x7f800000u) /* inf or NaN (NaN kept quiet, payload truncated) */
-        return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? (0x200u | ((ax >> 13) & 0x3ffu)) : 0));
-    if (ax >= 0x477ff000u) /* >= 65520: rounds to inf */
-        return (uint16_t)(sign | 0x7c00u);
-    if (ax < 0x38800000u) { /* below 2^-14: f16 subnormal or zero */
-        uint32_t e = ax >> 23;
-        int shift = 126 - (int)e; /* value / 2^-24 = m * 2^(e - 126) */
-        if (shift > 24)
-            return (uint16_t)sign;
-        uint32_t m = (ax & 0x7fffffu) | 0x800000u;
-        uint32_t r = m >> shift;
-        uint32_t rem = m & ((1u << shift) - 1u);
-        uint32_t half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (r & 1u)))
-            r++;
-        return (uint16_t)(sign | r);
-    }
-    uint32_t r = ax - 0x38000000u; /* rebias the exponent from 127 to 15 */
-    r = (r + 0xfffu + ((r >> 13) & 1u)) >> 13;
-    return (uint16_t)(sign | r);
-}
-
-float npy_bf16_to_f32(uint16_t b)
-{
-    return bits_f32((uint32_t)b << 16);
-}
-
-uint16_t npy_f32_to_bf16(float f)
-{
-    uint32_t u = f32_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((u >> 16) | 0x0040u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
 }
 
 /* ---- descr and shape ------------------------------------------------------------------------ */

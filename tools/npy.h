@@ -1,6 +1,6 @@
 /*
- * npy.h — reading and writing NumPy .npy files (format versions 1.0, 2.0 and 3.0), plus the
- * float16 / bfloat16 conversions the gdn tool and its tests share.
+ * npy.h — reading and writing NumPy .npy files (format versions 1.0, 2.0 and 3.0). The float16 /
+ * bfloat16 conversions are the library's own (core/dtype.h).
  *
  * Only simple dtypes are understood: a descr string such as '<f4', '<f2', '<i4', '<i8', '|u1'.
  * Structured dtypes and Fortran order are rejected as malformed/unsupported. Byte order is
@@ -56,11 +56,5 @@ int npy_parse_descr(const char *descr, char *kind, int *itemsize, int *big_endia
 
 /* "[2,16,32,128]" (or "[]" for a scalar). */
 void npy_format_shape(char *buf, size_t len, int ndim, const int64_t *shape);
-
-/* Conversions. All rounding is to nearest, ties to even; NaN stays NaN (quiet), overflow gives inf. */
-float npy_f16_to_f32(uint16_t h);
-uint16_t npy_f32_to_f16(float f);
-float npy_bf16_to_f32(uint16_t b);
-uint16_t npy_f32_to_bf16(float f);
 
 #endif

@@ -33,6 +33,10 @@ void cmd_bench_help(void);
 /* One line on stderr, "gdn <cmd>: <message>"; newlines in the message become spaces. */
 void tool_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A context with these settings, or NULL after reporting why on the option at fault:
+ * "--backend cuda: ...", "--isa avx512: ..." or "cannot create a context: ...". */
+gdn_context *tool_context_create(const char *cmd, gdn_backend backend, int threads, gdn_isa isa);
+
 /* ---- option parsing ------------------------------------------------------------------------- */
 
 typedef struct tool_opt {

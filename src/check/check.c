@@ -596,20 +596,29 @@ gdn_check_instance *gdn_check_instance_create(const gdn_check_case *c, char *err
                 const int s = avail[k++ % n_avail];
                 in->cap_slots[inst_cap_index(in, n, j)] = gdn_rng_below(&rng, 8) == 0 ? -1 : s;
             }
-        /* vLLM style: one sequence also captures a token into its own read slot */
+        /* vLLM style: one sequence also captures a token into its own read slot (not its last
+           token when that one goes to the write slot) */
+        const int last_in_write = in->cap_shared && c->capture_last_in_write_slot;
         if (in->cap_shared && in->read_slots) {
             for (int64_t n = 0; n < N; n++) {
-                const int64_t r = in->read_slots[n];
+                const int64_t r = in->read_slots[n], span = in->lens[n] - (last_in_write ? 1 : 0);
                 int shared = 0;
                 for (int64_t m = 0; m < N; m++)
                     shared |= m != n && in->read_slots[m] == r;
-                if (r >= 0 && in->write_slots[n] != r && in->lens[n] > 0 && !shared) {
-                    const int64_t j = gdn_rng_below(&rng, in->lens[n]);
+                if (r >= 0 && in->write_slots[n] != r && span > 0 && !shared) {
+                    const int64_t j = gdn_rng_below(&rng, span);
                     in->cap_slots[inst_cap_index(in, n, j)] = (int32_t)r;
                     break;
                 }
             }
         }
+        /* vLLM style: the state after a sequence's last token into its own write slot */
+        if (last_in_write)
+            for (int64_t n = 0; n < N; n++) {
+                const int64_t w = inst_write_slot(in, n);
+                if (w >= 0 && in->lens[n] > 0)
+                    in->cap_slots[inst_cap_index(in, n, in->lens[n] - 1)] = (int32_t)w;
+            }
         if (own_perm)
             free(avail);
         t->capture.slots = in->cap_slots;
@@ -1101,8 +1110,10 @@ void gdn_check_describe(const gdn_check_case *c, char *buf, size_t len)
     } else {
         snprintf(batch, sizeof batch, "B=%lld T=%lld", (long long)c->B, (long long)c->T);
     }
-    snprintf(cap, sizeof cap, "%s%s%s", (unsigned)c->capture <= 2 ? capture[c->capture] : "?",
+    snprintf(cap, sizeof cap, "%s%s%s%s", (unsigned)c->capture <= 2 ? capture[c->capture] : "?",
              c->capture == GDN_CAPTURE_SLOTS && c->capture_in_pool ? "+inpool" : "",
+             c->capture == GDN_CAPTURE_SLOTS && c->capture_in_pool && c->capture_last_in_write_slot ? "+lastinwrite"
+                                                                                                    : "",
              c->capture == GDN_CAPTURE_SLOTS && c->capture_by_position ? "+bypos" : "");
     if (p->scale == 0.0f)
         snprintf(scale, sizeof scale, "default");

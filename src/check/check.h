@@ -53,7 +53,18 @@ typedef struct gdn_check_case {
     int capture_by_position; /* SLOTS: slots_stride = 0, the slot table indexed by token position */
     int default_slots;       /* INPLACE: read_slots = write_slots = NULL (slot n) */
     int cu_i64;              /* packed: int64 cu_seqlens (else int32) */
+    int capture_last_in_write_slot; /* with capture_in_pool: the state after each sequence's last
+                                       token is captured into its own write slot (vLLM style; the
+                                       final state goes there too) */
 } gdn_check_case;
+
+/* Make c a packed batch of n (<= GDN_CHECK_MAX_SEQS) sequences with these lengths. */
+static inline void gdn_check_set_packed(gdn_check_case *c, int n, const int64_t *lens)
+{
+    c->n_seqs = n;
+    for (int i = 0; i < n; i++)
+        c->seq_lens[i] = lens[i];
+}
 
 /* `strided` values: 0 contiguous (all strides 0), 1 padded rows and tokens, 2 padded and the
  * token/head (slot/head) dimensions swapped in memory (head-major), 3 padded with an innermost

@@ -47,7 +47,8 @@ static int nvals(int p)
     case P_HK: return 3;
     case P_BATCH: return 4;   /* dense B = 1, 2, 3; packed */
     case P_POOL: return 3;
-    case P_CAP: return 5;     /* none, dense, slots, slots in the pool, slots by position */
+    case P_CAP: return 6;     /* none, dense, slots, slots in the pool (the last token's also into the
+                                 write slot), slots by position */
     case P_STRIDED: return GDN_CHECK_STRIDED_MAX + 1;
     case P_DECAY: return 3;
     case P_NOOUT: return 4;   /* 1 of 4 without output */
@@ -118,7 +119,8 @@ static void make_case(gdn_check_case *c, const int *v, gdn_isa isa, gdn_rng *rng
     case 1: c->capture = GDN_CAPTURE_DENSE; break;
     case 2: c->capture = GDN_CAPTURE_SLOTS; break;
     case 3: c->capture = GDN_CAPTURE_SLOTS; c->capture_in_pool = 1; break;
-    default: c->capture = GDN_CAPTURE_SLOTS; c->capture_by_position = 1; break;
+    case 4: c->capture = GDN_CAPTURE_SLOTS; c->capture_by_position = 1; break;
+    default: c->capture = GDN_CAPTURE_SLOTS; c->capture_in_pool = c->capture_last_in_write_slot = 1; break;
     }
     c->strided = v[P_STRIDED];
     c->decay = (gdn_check_decay)v[P_DECAY];
@@ -177,10 +179,7 @@ static void clamp(gdn_check_case *c, double budget)
         if (c->n_seqs == 0) {
             c->B = 1;
         } else { /* a long sequence, an empty one and a short one */
-            c->n_seqs = 3;
-            c->seq_lens[0] = 7;
-            c->seq_lens[1] = L;
-            c->seq_lens[2] = 0;
+            gdn_check_set_packed(c, 3, (const int64_t[]){7, L, 0});
         }
     }
     if (p->k_dim == 256 || p->v_dim == 256) {
@@ -196,7 +195,7 @@ static void clamp(gdn_check_case *c, double budget)
             c->B = 1;
         if ((double)total_tokens(c) * p->num_v_heads * p->k_dim * p->v_dim > 2097152.0) {
             c->capture = GDN_CAPTURE_NONE;
-            c->capture_in_pool = c->capture_by_position = 0;
+            c->capture_in_pool = c->capture_by_position = c->capture_last_in_write_slot = 0;
         }
     }
     if (cost(c) > budget)
@@ -241,7 +240,7 @@ static int value_of(const gdn_check_case *c, int p)
     case P_POOL: return (int)c->pool;
     case P_CAP:
         if (c->capture == GDN_CAPTURE_SLOTS)
-            return c->capture_in_pool ? 3 : c->capture_by_position ? 4 : 2;
+            return c->capture_in_pool ? (c->capture_last_in_write_slot ? 5 : 3) : c->capture_by_position ? 4 : 2;
         return (int)c->capture;
     case P_STRIDED: return c->strided;
     case P_DECAY: return (int)c->decay;
@@ -349,6 +348,19 @@ size_t gdn_check_suite(gdn_check_case *cases, size_t max, int quick)
             c.capture_in_pool = 1;
             c.seed = gdn_rng_u64(&b.rng);
             n = emit(cases, max, n, &c);
+            /* the same, and the state after each sequence's last token also into its own write
+             * slot (vLLM style): dense B = 2, then packed with an empty sequence */
+            c.B = 2;
+            c.capture_last_in_write_slot = 1;
+            c.seed = gdn_rng_u64(&b.rng);
+            n = emit(cases, max, n, &c);
+            c.B = 1;
+            gdn_check_set_packed(&c, 4, (const int64_t[]){4, 0, 3, 1});
+            c.seed = gdn_rng_u64(&b.rng);
+            n = emit(cases, max, n, &c);
+            c.n_seqs = 0;
+            memset(c.seq_lens, 0, sizeof c.seq_lens);
+            c.capture_last_in_write_slot = 0;
             /* B = 1, one value head: the driver must tile Dv across threads */
             memset(&c.problem, 0, sizeof c.problem);
             c.problem.num_k_heads = c.problem.num_v_heads = 1;
