@@ -296,6 +296,14 @@ static void forward_errors(gdn_context *ctx)
     CASE(0, "q negative stride",
          (f.t.q.strides[0] = T * HK * DK, f.t.q.strides[1] = -HK * DK, f.t.q.strides[2] = DK, f.t.q.strides[3] = 1),
          INVALID, "q:");
+    CASE(0, "q stride overflowing the address range",
+         (f.t.q.strides[0] = T * HK * DK, f.t.q.strides[1] = INT64_C(1) << 60, f.t.q.strides[2] = DK,
+          f.t.q.strides[3] = 1),
+         INVALID, "q:");
+    CASE(0, "out strides summing past the address range",
+         (f.t.out.strides[0] = INT64_C(1) << 55, f.t.out.strides[1] = INT64_C(1) << 55, f.t.out.strides[2] = DV,
+          f.t.out.strides[3] = 1),
+         INVALID, "out");
     CASE(0, "v negative stride",
          (f.t.v.strides[0] = T * HV * DV, f.t.v.strides[1] = HV * DV, f.t.v.strides[2] = DV, f.t.v.strides[3] = -1),
          INVALID, "v:");

@@ -182,7 +182,7 @@ GDN_API gdn_status gdn_context_create(const gdn_context_desc *desc, gdn_context 
 GDN_API void gdn_context_destroy(gdn_context *ctx);
 
 /** The message of the last failed call on ctx, naming the argument and the problem
- *  ("v: expected shape [2,16,32,128], got [2,16,32,64]"), or "" after a success.
+ *  ("v: expected shape [2,16,32,128] [B,T,Hv,Dv], got [2,16,32,64]"), or "" after a success.
  *  With ctx NULL: the message of this thread's last failed gdn_context_create.
  *  Valid until the next call on ctx. Never NULL. */
 GDN_API const char *gdn_last_error(const gdn_context *ctx);
@@ -313,7 +313,8 @@ typedef struct gdn_tensors {
  * Sequences with no tokens copy their read state to their write slot (nothing when equal).
  * Rollback by replay: keep the pre-verify state slot, and after accepting n draft tokens call
  * again from that slot on the n accepted tokens with out.data = NULL.
- * @return GDN_STATUS_INVALID_ARGUMENT for any bad argument (message names it),
+ * @return GDN_STATUS_INVALID_ARGUMENT for any bad argument (message names it; with ctx NULL there
+ *         is no context to hold a message),
  *         GDN_STATUS_UNSUPPORTED for valid requests this version lacks (Dk or Dv > 256,
  *         bf16 state storage, the chunked algorithm). Nothing is written unless SUCCESS.
  */

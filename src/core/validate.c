@@ -56,6 +56,8 @@ static gdn_status check_view(const char *name, const gdn_tensor *t, int ndim, co
         int64_t s = 1;
         for (int i = ndim - 1; i >= 0; i--) {
             view->st[i] = s;
+            if (shape[i] > 0 && s > (INT64_C(1) << 56) / shape[i])
+                FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: shape %s spans more than 2^56 elements", name, want);
             s *= shape[i];
         }
     } else {
@@ -71,6 +73,19 @@ static gdn_status check_view(const char *name, const gdn_tensor *t, int ndim, co
     }
     for (int i = ndim; i < GDN_MAX_DIMS; i++)
         view->st[i] = 0;
+    /* the largest element offset must fit comfortably in int64 (and the address space) */
+    int64_t last = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0)
+            break;
+        if (shape[i] > 1 && view->st[i] > (INT64_C(1) << 56) / (shape[i] - 1))
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: extent %lld times stride %lld of dimension %d overflows the "
+                 "addressable range", name, (long long)shape[i], (long long)view->st[i], i);
+        last += (shape[i] - 1) * view->st[i];
+        if (last > (INT64_C(1) << 56))
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: shape %s with these strides spans more than 2^56 elements",
+                 name, want);
+    }
     view->data = (char *)t->data;
     return GDN_STATUS_SUCCESS;
 }
