@@ -17,7 +17,8 @@
         return (status);                           \
     } while (0)
 
-static void format_shape(char *buf, size_t len, int ndim, const int64_t *shape)
+/* "[2,16,32,128]" into buf; returns buf (called only when a message is due). */
+static const char *format_shape(char *buf, size_t len, int ndim, const int64_t *shape)
 {
     size_t used = 0;
     used += (size_t)snprintf(buf + used, len - used, "[");
@@ -25,6 +26,7 @@ static void format_shape(char *buf, size_t len, int ndim, const int64_t *shape)
         used += (size_t)snprintf(buf + used, len - used, i ? ",%lld" : "%lld", (long long)shape[i]);
     if (used < len)
         snprintf(buf + used, len - used, "]");
+    return buf;
 }
 
 /* Check a view's data, rank, shape and strides against the expected shape; resolve strides. */
@@ -32,21 +34,21 @@ static gdn_status check_view(const char *name, const gdn_tensor *t, int ndim, co
                              const char *dims, int is_output, gdn_view *view, char *err, size_t err_len)
 {
     char want[96], got[96];
+#define WANT format_shape(want, sizeof want, ndim, shape)
     if (!t->data)
         FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: data is NULL", name);
-    format_shape(want, sizeof want, ndim, shape);
     if (t->ndim != ndim) {
         if (t->ndim < 0 || t->ndim > GDN_MAX_DIMS)
-            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected %d dims %s %s, got ndim = %d", name, ndim, dims, want,
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected %d dims %s %s, got ndim = %d", name, ndim, dims, WANT,
                  t->ndim);
         format_shape(got, sizeof got, t->ndim, t->shape);
-        FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected %d dims %s %s, got %d dims %s", name, ndim, dims, want,
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected %d dims %s %s, got %d dims %s", name, ndim, dims, WANT,
              t->ndim, got);
     }
     for (int i = 0; i < ndim; i++) {
         if (t->shape[i] != shape[i]) {
             format_shape(got, sizeof got, t->ndim, t->shape);
-            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected shape %s %s, got %s", name, want, dims, got);
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected shape %s %s, got %s", name, WANT, dims, got);
         }
     }
     int all_zero = 1;
@@ -57,7 +59,7 @@ static gdn_status check_view(const char *name, const gdn_tensor *t, int ndim, co
         for (int i = ndim - 1; i >= 0; i--) {
             view->st[i] = s;
             if (shape[i] > 0 && s > (INT64_C(1) << 56) / shape[i])
-                FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: shape %s spans more than 2^56 elements", name, want);
+                FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: shape %s spans more than 2^56 elements", name, WANT);
             s *= shape[i];
         }
     } else {
@@ -84,11 +86,12 @@ static gdn_status check_view(const char *name, const gdn_tensor *t, int ndim, co
         last += (shape[i] - 1) * view->st[i];
         if (last > (INT64_C(1) << 56))
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: shape %s with these strides spans more than 2^56 elements",
-                 name, want);
+                 name, WANT);
     }
     view->data = (char *)t->data;
     return GDN_STATUS_SUCCESS;
 }
+#undef WANT
 
 static int valid_dtype(gdn_dtype t)
 {
