@@ -8,7 +8,9 @@
  * 63, 64, 65, 1000}, head ratios 1-4, packed batches with empty sequences, pools in place and
  * moving, dense and slotted capture (also into the state pool, with the state after each
  * sequence's last token into its own write slot), strided views, slow and fast decay, bf16 and f16
- * outputs.
+ * outputs; and the same, with the chunked algorithm forced on (no capture), with T around the chunk
+ * boundaries (C-1, C, C+1, 2C+1 for C = GDN_CHUNK_C, and 1000), Dk and Dv not multiples of 16,
+ * 1-4 value heads per key head, and extreme decays over long sequences.
  * Prints one line per failing case and a summary; exit 0 only if everything passed.
  *
  * Usage: test_conformance [quick|full] [CASE_INDEX...]   (indices as printed in FAIL lines: rerun
@@ -21,6 +23,7 @@
 #include <time.h>
 
 #include "check/check.h"
+#include "cpu/chunked.h"
 
 static double now(void)
 {
@@ -102,6 +105,45 @@ static int requirement(int i, const gdn_check_case *c, char *name, size_t len)
     REQ(c->decay == GDN_CHECK_DECAY_FAST, "fast decay");
     REQ(c->no_output, "no output (replay)");
     REQ(c->threads != 1, "several threads");
+    /* the chunked algorithm (forced on, no capture: capture always runs the token loop) */
+    const int ch = p->algo == GDN_ALGO_CHUNKED && c->capture == GDN_CAPTURE_NONE;
+    const int64_t CC = GDN_CHUNK_C, CTS[] = {0, CC - 1, CC, CC + 1, 2 * CC + 1, 1000};
+    for (int d = 0; d < 3; d++)
+        REQ(ch && (int)p->dtype == d, "chunked: dtype=%s", dtn[d]);
+    for (int d = 1; d < 3; d++)
+        REQ(ch && (int)p->out_dtype == d, "chunked: out_dtype=%s", dtn[d]);
+    REQ(ch && p->gate_dtype != GDN_DTYPE_F32, "chunked: gate_dtype=dtype (16-bit)");
+    REQ(ch && p->head_map == GDN_HEADS_GROUPED, "chunked: heads=grouped");
+    REQ(ch && p->head_map == GDN_HEADS_TILED, "chunked: heads=tiled");
+    for (int g = 0; g < 4; g++)
+        REQ(ch && (int)p->gate == g, "chunked: gate=%s", gates[g]);
+    REQ(ch && p->state_layout == GDN_STATE_VK, "chunked: layout=vk");
+    REQ(ch && p->state_layout == GDN_STATE_KV, "chunked: layout=kv");
+    REQ(ch && p->qk_l2norm, "chunked: qk_l2norm");
+    REQ(ch && !p->qk_l2norm, "chunked: no qk_l2norm");
+    REQ(ch && p->k_dim == 64 && p->v_dim == 64, "chunked: Dk=Dv=64");
+    REQ(ch && p->k_dim == 128 && p->v_dim == 128, "chunked: Dk=Dv=128");
+    REQ(ch && p->k_dim == 256 && p->v_dim == 256, "chunked: Dk=Dv=256");
+    REQ(ch && p->k_dim != p->v_dim, "chunked: Dk != Dv");
+    REQ(ch && p->k_dim % 16 != 0, "chunked: Dk not a multiple of 16");
+    REQ(ch && p->v_dim % 16 != 0, "chunked: Dv not a multiple of 16 (scalar value kernel)");
+    for (int t = 0; t < 6; t++)
+        REQ(ch && longest(c) == CTS[t], "chunked: T=%lld (chunk %lld)", (long long)CTS[t], (long long)CC);
+    for (int r = 1; r <= 4; r++)
+        REQ(ch && p->num_v_heads == r * p->num_k_heads, "chunked: Hv/Hk=%d", r);
+    REQ(ch && c->n_seqs > 0 && has_empty(c), "chunked: packed with an empty sequence");
+    REQ(ch && c->n_seqs == 0 && c->B > 1, "chunked: dense B>1");
+    REQ(ch && c->pool == GDN_CHECK_POOL_INPLACE, "chunked: pool in place");
+    REQ(ch && c->pool == GDN_CHECK_POOL_MOVE, "chunked: pool moving");
+    REQ(ch && c->pool == GDN_CHECK_POOL_NONE, "chunked: no pool");
+    for (int s = 1; s <= GDN_CHECK_STRIDED_MAX; s++)
+        REQ(ch && c->strided == s, "chunked: strided=%d", s);
+    REQ(ch && c->decay == GDN_CHECK_DECAY_SLOW, "chunked: slow decay");
+    REQ(ch && c->decay == GDN_CHECK_DECAY_FAST, "chunked: fast decay");
+    REQ(ch && c->decay != GDN_CHECK_DECAY_MODEL && longest(c) >= 1000, "chunked: extreme decay, T >= 1000");
+    REQ(ch && c->no_output, "chunked: no output (replay)");
+    REQ(ch && c->threads != 1, "chunked: several threads");
+    REQ(p->algo == GDN_ALGO_CHUNKED && c->capture != GDN_CAPTURE_NONE, "chunked asked with capture (token loop)");
 #undef REQ
     return -1;
 }

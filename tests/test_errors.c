@@ -224,7 +224,7 @@ static void forward_errors(gdn_context *ctx)
     CASE(0, "state_layout 2", f.p.state_layout = (gdn_state_layout)2, INVALID, "state_layout");
     CASE(0, "state_dtype bf16", f.p.state_dtype = GDN_DTYPE_BF16, UNSUPPORTED, "state_dtype");
     CASE(0, "state_dtype 8", f.p.state_dtype = (gdn_dtype)8, INVALID, "state_dtype");
-    CASE(0, "algo chunked", f.p.algo = GDN_ALGO_CHUNKED, UNSUPPORTED, "algo");
+    CASE(0, "algo chunked", f.p.algo = GDN_ALGO_CHUNKED, GDN_STATUS_SUCCESS, NULL);
     CASE(0, "algo 7", f.p.algo = (gdn_algo)7, INVALID, "algo");
     CASE(0, "scale NaN", f.p.scale = NAN, INVALID, "scale");
     CASE(0, "scale inf", f.p.scale = INFINITY, INVALID, "scale");

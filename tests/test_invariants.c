@@ -8,7 +8,8 @@
  *   equals never having drafted; empty sequences leave their state untouched (in place) or copy it
  *   (moving); a negative read slot means zeros; capturing the state after a sequence's last token
  *   into its own write slot (capture pool = state pool) stores the final state there, dense and
- *   packed (also against the float64 reference).
+ *   packed (also against the float64 reference); the chunked algorithm equals the token loop at
+ *   lengths around the chunk boundaries (dense, split, packed with empty sequences).
  * Tolerance 1e-5 relative RMS; "bitwise" where the same kernel path guarantees it (same call
  * shape, only views or slot bookkeeping differ). Whether a tolerance check was in fact bitwise is
  * printed for information.
@@ -20,6 +21,7 @@
 
 #include "check/check.h"
 #include "check/rng.h"
+#include "cpu/chunked.h"
 
 #define TOL 1e-5
 
@@ -501,6 +503,74 @@ static void inv_zero_strides(gdn_context *ctx, const layer *ly)
     scratch_free();
 }
 
+/* The chunked algorithm equals the token loop (to 1e-5) at lengths around the chunk boundaries,
+ * from a nonzero state, dense and packed with empty sequences; chunked prefill(a) then prefill(b)
+ * equals chunked prefill(a+b). */
+static void inv_chunked(gdn_context *ctx, const layer *ly)
+{
+    const int64_t C = GDN_CHUNK_C, ys = (int64_t)ly->p.num_v_heads * ly->p.v_dim;
+    const size_t hs = ly->hs;
+    layer rec = *ly, chk = *ly;
+    rec.p.algo = GDN_ALGO_RECURRENT;
+    chk.p.algo = GDN_ALGO_CHUNKED;
+    float *init = random_states(hs, 17);
+    float *pr = fmalloc(hs), *pc = fmalloc(hs), *yr = fmalloc((size_t)(ly->L * ys)), *yc = fmalloc((size_t)(ly->L * ys));
+    const int64_t Ts[] = {1, C - 1, C, C + 1, 2 * C + 1, ly->L};
+    for (int i = 0; i < 6; i++) {
+        const int64_t T = Ts[i] < ly->L ? Ts[i] : ly->L;
+        char what[96];
+        memcpy(pr, init, hs * sizeof(float));
+        memcpy(pc, init, hs * sizeof(float));
+        call cr = dense(0, T, yr, pr, 1, NULL, NULL), cc = dense(0, T, yc, pc, 1, NULL, NULL);
+        expect_ok("recurrent", run(ctx, &rec, &cr), ctx);
+        expect_ok("chunked", run(ctx, &chk, &cc), ctx);
+        snprintf(what, sizeof what, "chunked out == recurrent out, T=%lld", (long long)T);
+        expect(what, yc, yr, (size_t)(T * ys), 0);
+        snprintf(what, sizeof what, "chunked state == recurrent state, T=%lld", (long long)T);
+        expect(what, pc, pr, hs, 0);
+    }
+    /* split: a not a multiple of C, b crossing chunk boundaries */
+    const int64_t a = C + 3;
+    if (ly->L > a) {
+        float *ps = fmalloc(hs), *ysp = fmalloc((size_t)(ly->L * ys));
+        memcpy(ps, init, hs * sizeof(float));
+        call c1 = dense(0, a, ysp, ps, 1, NULL, NULL), c2 = dense(a, ly->L, ysp + a * ys, ps, 1, NULL, NULL);
+        expect_ok("chunked prefill(a)", run(ctx, &chk, &c1), ctx);
+        expect_ok("chunked prefill(b)", run(ctx, &chk, &c2), ctx);
+        expect("chunked prefill(a)+prefill(b) out == chunked prefill(a+b) out", ysp, yc, (size_t)(ly->L * ys), 0);
+        expect("chunked prefill(a)+prefill(b) state == chunked prefill(a+b) state", ps, pc, hs, 0);
+    }
+    /* packed with empty sequences, moving pool, a negative read slot */
+    enum { N = 5 };
+    const int64_t lens[N] = {C + 1, 0, 2 * C + 1, 3, 0};
+    int32_t cu[N + 1];
+    cu[0] = 0;
+    for (int n = 0; n < N; n++)
+        cu[n + 1] = cu[n] + (int32_t)lens[n];
+    if (cu[N] <= ly->L) {
+        const int32_t rs[N] = {0, 1, -1, 3, 4}, ws[N] = {5, 6, 7, 8, 9};
+        const int64_t S = 10;
+        float *pool = random_states((size_t)S * hs, 18), *pool2 = fmalloc((size_t)S * hs);
+        memcpy(pool2, pool, (size_t)S * hs * sizeof(float));
+        call c;
+        memset(&c, 0, sizeof c);
+        c.n_seqs = N;
+        c.cu = cu;
+        c.out = yr;
+        c.pool = pool;
+        c.slots = S;
+        c.rs = rs;
+        c.ws = ws;
+        expect_ok("packed recurrent", run(ctx, &rec, &c), ctx);
+        c.out = yc;
+        c.pool = pool2;
+        expect_ok("packed chunked", run(ctx, &chk, &c), ctx);
+        expect("packed chunked out == packed recurrent out", yc, yr, (size_t)(cu[N] * ys), 0);
+        expect("packed chunked pool == packed recurrent pool", pool2, pool, (size_t)S * hs, 0);
+    }
+    scratch_free();
+}
+
 /* A conformance-engine case of this problem on this ISA (everything else zero: the defaults). */
 static gdn_check_case engine_case(const gdn_problem *p, gdn_isa isa, uint64_t seed)
 {
@@ -652,6 +722,7 @@ int main(void)
             inv_varlen(ctx, &ly);
             inv_replay(ctx, &ly);
             inv_zero_strides(ctx, &ly);
+            inv_chunked(ctx, &ly);
             inv_strided(ctx, isa, &p);
             inv_capture_last_in_write_slot(isa, &p);
             layer_free(&ly);

@@ -2,7 +2,8 @@
  * test_threads — results are bitwise identical for any thread count.
  *
  * For every ISA this CPU supports and several shapes (among them B = 1 with one or two value
- * heads, where the driver must split Dv across threads; and the Qwen3.6 decode shape), one built
+ * heads, where the driver must split Dv across threads; the chunked algorithm forced on one head,
+ * whose Dv tiles then differ in width by thread count; and the Qwen3.6 decode shape), one built
  * case is run with 1 thread and then with 2, 3, 7 and "all cores" threads; every byte of out, the
  * state pool and the capture buffer (padding and guards included) must equal the 1-thread run.
  * The 1-thread run itself is checked against the reference once (gdn_check_run).
@@ -33,7 +34,7 @@ static gdn_check_case base(int hk, int hv, int dk, int dv, int64_t B, int64_t T)
 
 static int n_shapes(void)
 {
-    return 8;
+    return 9;
 }
 
 static gdn_check_case shape(int i)
@@ -77,6 +78,12 @@ static gdn_check_case shape(int i)
         c.capture = GDN_CAPTURE_SLOTS;
         c.capture_in_pool = 1;
         c.no_output = 1;
+        break;
+    case 8: /* the chunked algorithm forced, one head: Dv tiles of 32 or 16 rows by thread count */
+        c = base(1, 1, 128, 128, 1, 100);
+        c.problem.algo = GDN_ALGO_CHUNKED;
+        c.problem.qk_l2norm = 1;
+        c.pool = GDN_CHECK_POOL_MOVE;
         break;
     default: /* f16, in-kernel L2 norm, permuted views */
         c = base(3, 9, 48, 80, 2, 33);

@@ -17,6 +17,7 @@
  */
 #include "check/check.h"
 #include "check/rng.h"
+#include "cpu/chunked.h"
 #include "core/dtype.h"
 #include "machine.h"
 #include "ref/ref.h"
@@ -28,6 +29,8 @@
 #include <string.h>
 
 #define CMD "bench"
+#define STR2(x) #x
+#define STR(x) STR2(x)
 #define REL_ERR_LIMIT 1e-4
 #define CHECK_TOKENS 64      /* reduced check: first 64 tokens ... */
 #define CHECK_SEQS 2         /* ... of the first 2 sequences */
@@ -450,14 +453,30 @@ static void json_num(const char *key, double x)
         printf(",\"%s\":null", key);
 }
 
+/* The algorithm and kernel that run a case (auto: chunked from GDN_CHUNK_AUTO_MIN_T tokens on
+ * when nothing is captured, cpu/chunked.c); kbuf receives a chunked kernel's name. */
+static const char *case_kernel(const bench_env *env, const bench_case *c, const char **algo, char *kbuf, size_t len)
+{
+    const gdn_problem *p = &env->p;
+    const int chunked = !c->capture && (p->algo == GDN_ALGO_CHUNKED ||
+                                        (p->algo == GDN_ALGO_AUTO && c->T >= GDN_CHUNK_AUTO_MIN_T));
+    *algo = chunked ? "chunked" : "recurrent";
+    if (!chunked)
+        return gdn_context_kernel_name(env->ctx, p->k_dim);
+    snprintf(kbuf, len, "chunk_f32__%s", p->v_dim % 16 ? "scalar" : gdn_isa_name(gdn_context_isa(env->ctx)));
+    return kbuf;
+}
+
 static void print_json(const bench_env *env, const bench_case *c, const bench_result *r)
 {
     const gdn_problem *p = &env->p;
     double sec = r->median_us * 1e-6;
+    char kbuf[48];
+    const char *algo, *kernel = case_kernel(env, c, &algo, kbuf, sizeof kbuf);
     printf("{\"op\":\"%s\",\"backend\":\"cpu\",\"algo\":\"%s\",\"dtype\":\"%s\",\"out_dtype\":\"%s\","
            "\"state_dtype\":\"f32\",\"isa\":\"%s\",\"kernel\":\"%s\",\"model\":\"%s\"",
-           c->op, env->algo, tool_dtype_names[p->dtype], tool_dtype_names[p->out_dtype],
-           gdn_isa_name(gdn_context_isa(env->ctx)), gdn_context_kernel_name(env->ctx, p->k_dim), env->model_name);
+           c->op, algo, tool_dtype_names[p->dtype], tool_dtype_names[p->out_dtype],
+           gdn_isa_name(gdn_context_isa(env->ctx)), kernel, env->model_name);
     printf(",\"B\":%lld,\"T\":%lld,\"Hk\":%d,\"Hv\":%d,\"Dk\":%d,\"Dv\":%d,\"capture\":%s,\"threads\":%d,\"reps\":%d,"
            "\"state_pools\":%d",
            (long long)c->B, (long long)c->T, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
@@ -502,8 +521,11 @@ static void print_header(const bench_env *env, int pools_note)
     printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32\n",
            gdn_version_string(), env->model_name, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
            tool_dtype_names[p->dtype]);
-    printf("backend cpu, isa %s, kernel %s, algo %s, %d threads\n", gdn_isa_name(gdn_context_isa(env->ctx)),
-           gdn_context_kernel_name(env->ctx, p->k_dim), env->algo, gdn_context_num_threads(env->ctx));
+    printf("backend cpu, isa %s, kernels %s (token loop) and chunk_f32__%s (chunked), algo %s%s, %d threads\n",
+           gdn_isa_name(gdn_context_isa(env->ctx)), gdn_context_kernel_name(env->ctx, p->k_dim),
+           p->v_dim % 16 ? "scalar" : gdn_isa_name(gdn_context_isa(env->ctx)), env->algo,
+           p->algo == GDN_ALGO_AUTO ? " (chunked for T >= " STR(GDN_CHUNK_AUTO_MIN_T) " without capture)" : "",
+           gdn_context_num_threads(env->ctx));
     printf("machine (measured now): f32 FMA peak %.1f GFLOP/s (%s, %d threads); memory %.1f GB/s (in-place axpy over "
            "%zu MiB, %d threads)\n",
            env->fma.gflops, gdn_isa_name(env->fma.isa), env->fma.threads, env->mem.gbytes_per_s,
@@ -557,7 +579,6 @@ int cmd_bench(int argc, char **argv)
     const tool_model *m;
     int ncases = 0, i = 1, c, failed = 0, single, any_small = 0;
     long long v;
-    char algo_buf[32];
 
     memset(&o, 0, sizeof o);
     o.dtype = GDN_DTYPE_BF16;
@@ -706,18 +727,7 @@ int cmd_bench(int argc, char **argv)
         gdn_context_destroy(env.ctx);
         return TOOL_EXIT_DATA;
     }
-    if (o.algo != GDN_ALGO_AUTO) {
-        env.algo = tool_algo_names[o.algo];
-    } else {
-        /* auto: the family of the kernel that runs ("recurrent_f32__avx512" -> "recurrent") */
-        const char *kn = gdn_context_kernel_name(env.ctx, env.p.k_dim);
-        size_t n = strcspn(kn, "_");
-        if (n >= sizeof algo_buf)
-            n = sizeof algo_buf - 1;
-        memcpy(algo_buf, kn, n);
-        algo_buf[n] = '\0';
-        env.algo = algo_buf;
-    }
+    env.algo = tool_algo_names[o.algo];
 
     fprintf(stderr, "bench: measuring the f32 FMA peak (%d threads)...\n", gdn_context_num_threads(env.ctx));
     env.fma = tool_measure_fma(gdn_context_num_threads(env.ctx), GDN_ISA_AUTO);

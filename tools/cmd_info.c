@@ -3,6 +3,7 @@
  * each op, threads, CUDA devices.
  */
 #include "cpu/cpuid.h"
+#include "cpu/chunked.h"
 #include "tools.h"
 
 #include <stdio.h>
@@ -80,7 +81,11 @@ int cmd_info(int argc, char **argv)
     printf("  prefill  (T tokens)         %s\n", gdn_context_kernel_name(ctx, 128));
     printf("kernels (Dk not a multiple of 16, e.g. 100):\n");
     printf("  decode, verify, prefill     %s\n", gdn_context_kernel_name(ctx, 100));
-    printf("algorithms: recurrent (token loop); chunked: not in this version\n");
+    printf("algorithms: recurrent (token loop, the kernels above); chunked (WY/UT, chunks of %d tokens, "
+           "chunk_f32__%s; v_dim not a multiple of 16: chunk_f32__scalar)\n", GDN_CHUNK_C,
+           gdn_isa_name(gdn_context_isa(ctx)));
+    printf("  auto: chunked for sequences of >= %d tokens when no states are captured, else the token loop\n",
+           GDN_CHUNK_AUTO_MIN_T);
     gdn_context_destroy(ctx);
 
     cd.backend = GDN_BACKEND_CUDA;

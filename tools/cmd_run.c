@@ -641,6 +641,10 @@ int cmd_run(int argc, char **argv)
     ctx = tool_context_create(CMD, o.backend, o.threads, o.isa);
     if (!ctx)
         goto done;
+    if (o.backend == GDN_BACKEND_CUDA) { /* the tool's buffers are host memory */
+        tool_error(CMD, "--backend cuda: not supported by gdn run in this version");
+        goto done;
+    }
 
     /* Problem, batch, tensors. */
     memset(&p, 0, sizeof p);

@@ -90,7 +90,10 @@ GDN_API const char *gdn_status_string(gdn_status status);
 /** Where the work runs. */
 typedef enum gdn_backend {
     GDN_BACKEND_CPU = 0, /**< x86-64 (or portable C) threads. */
-    GDN_BACKEND_CUDA = 1 /**< NVIDIA GPU; device pointers. Not available in this version. */
+    GDN_BACKEND_CUDA = 1 /**< NVIDIA GPU (compute capability >= 8.0; built when nvcc is found). Every
+                              pointer a call passes is device memory, the index arrays included;
+                              gdn_forward is asynchronous on the context's stream (see
+                              gdn_context_synchronize). */
 } gdn_backend;
 
 /** CPU instruction set of the kernels. AUTO picks the best one the CPU and OS support; the
@@ -139,9 +142,11 @@ typedef enum gdn_index_type {
 
 /** Algorithm for multi-token work. Both compute the same function (to rounding). */
 typedef enum gdn_algo {
-    GDN_ALGO_AUTO = 0,      /**< Chosen by size. */
+    GDN_ALGO_AUTO = 0,      /**< Chosen by size: per sequence, chunked from 32 tokens on (CPU, no capture),
+                                 else the token loop. */
     GDN_ALGO_RECURRENT = 1, /**< Token loop, state kept on chip. */
-    GDN_ALGO_CHUNKED = 2    /**< Chunkwise-parallel (WY/UT). Not available in this version. */
+    GDN_ALGO_CHUNKED = 2    /**< Chunkwise-parallel (WY/UT), CPU backend. Calls that capture states run
+                                 the token loop. */
 } gdn_algo;
 
 /** Whether, and where, the state after every token is written. */
@@ -163,8 +168,9 @@ typedef struct gdn_context_desc {
     gdn_backend backend; /**< GDN_BACKEND_CPU (default). */
     int num_threads;     /**< CPU threads; 0 = one per available core. Must be >= 0. */
     gdn_isa isa;         /**< CPU kernels; GDN_ISA_AUTO (default) or a forced ISA. */
-    int device;          /**< CUDA device ordinal (CUDA backend only). */
-    void *stream;        /**< cudaStream_t to run on (CUDA backend only); NULL = default stream. */
+    int device;          /**< CUDA device ordinal (CUDA backend only); must be >= 0. */
+    void *stream;        /**< cudaStream_t to run on (CUDA backend only); NULL = the default stream.
+                              Capture gdn_forward calls into CUDA graphs on this stream. */
 } gdn_context_desc;
 
 /**
@@ -178,8 +184,21 @@ typedef struct gdn_context_desc {
  */
 GDN_API gdn_status gdn_context_create(const gdn_context_desc *desc, gdn_context **out);
 
-/** Destroy a context and free its memory. Accepts NULL. Never fails. */
+/** Destroy a context and free its memory (CUDA: after waiting for its stream). Accepts NULL. Never fails. */
 GDN_API void gdn_context_destroy(gdn_context *ctx);
+
+/**
+ * Wait until the work of every earlier gdn_forward on ctx is done, and report the first error found
+ * on the device since the last synchronize. CPU contexts: returns SUCCESS at once (their calls are
+ * synchronous). CUDA contexts: waits for the context's stream, then returns
+ *   GDN_STATUS_INVALID_ARGUMENT when an index array held a bad entry (cu_seqlens not starting at 0,
+ *     decreasing, or not ending at seq_len; a slot past its pool; a slot conflict; a capture slot
+ *     table shorter than a sequence). The message names the array and index as gdn_forward does on
+ *     the CPU. The call that held it wrote nothing (no output, state or capture); other calls ran.
+ *   GDN_STATUS_INTERNAL when CUDA failed (message: the CUDA error).
+ * ctx NULL: GDN_STATUS_INVALID_ARGUMENT.
+ */
+GDN_API gdn_status gdn_context_synchronize(gdn_context *ctx);
 
 /** The message of the last failed call on ctx, naming the argument and the problem
  *  ("v: expected shape [2,16,32,128] [B,T,Hv,Dv], got [2,16,32,64]"), or "" after a success.
@@ -190,7 +209,7 @@ GDN_API const char *gdn_last_error(const gdn_context *ctx);
 /** The ISA of the kernels ctx runs (never GDN_ISA_AUTO); the CUDA backend returns GDN_ISA_AUTO. */
 GDN_API gdn_isa gdn_context_isa(const gdn_context *ctx);
 
-/** The number of CPU threads ctx runs on. */
+/** The number of CPU threads ctx runs on (0 for a CUDA context). */
 GDN_API int gdn_context_num_threads(const gdn_context *ctx);
 
 /** The name of the kernel ctx uses for a problem with this key dimension, e.g.
@@ -245,7 +264,8 @@ typedef struct gdn_batch {
  *  count elements (not bytes), must be >= 0, and may be all zero to mean C-contiguous. The library
  *  never writes through the views of inputs. */
 typedef struct gdn_tensor {
-    void *data;                      /**< First element (host memory for the CPU backend). */
+    void *data;                      /**< First element (host memory for the CPU backend, device
+                                          memory for CUDA). */
     int ndim;                        /**< Number of dimensions. */
     int64_t shape[GDN_MAX_DIMS];     /**< Extent of each dimension. */
     int64_t strides[GDN_MAX_DIMS];   /**< Element stride of each dimension; all 0 = contiguous. */
@@ -316,7 +336,16 @@ typedef struct gdn_tensors {
  * @return GDN_STATUS_INVALID_ARGUMENT for any bad argument (message names it; with ctx NULL there
  *         is no context to hold a message),
  *         GDN_STATUS_UNSUPPORTED for valid requests this version lacks (Dk or Dv > 256,
- *         bf16 state storage, the chunked algorithm). Nothing is written unless SUCCESS.
+ *         bf16 state storage, the chunked algorithm on CUDA). Nothing is written unless SUCCESS.
+ *
+ * CUDA backend: every pointer is device memory, cu_seqlens and the slot arrays included (engines
+ * keep them on the GPU and replay captured graphs). The call validates everything but the contents
+ * of those index arrays on the host, enqueues the work on the context's stream and returns SUCCESS
+ * without waiting; the inputs must stay valid and the outputs untouched until the stream reaches
+ * the work. The contents of the index arrays are checked on the device before anything is written:
+ * a bad entry makes that call write nothing, and gdn_context_synchronize reports it. A call whose
+ * pool is larger than every earlier one on the context allocates 8 bytes per slot of device memory
+ * for the slot checks (like the CPU); make such a call once before capturing a graph.
  */
 GDN_API gdn_status gdn_forward(gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
                                const gdn_tensors *tensors);

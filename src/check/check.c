@@ -17,6 +17,9 @@
 #include "check/rng.h"
 #include "core/dtype.h"
 #include "ref/ref.h"
+#ifdef GDN_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
 
 #define GUARD_BYTES 256
 #define GUARD_BYTE 0xA5
@@ -696,6 +699,85 @@ size_t gdn_check_instance_read(const gdn_check_instance *in, int which, float *d
     return n;
 }
 
+#ifdef GDN_HAVE_CUDA
+/* The CUDA backend: mirror every buffer (whole allocations: guards and padding too) and every index
+ * array on the device, run and synchronise there, copy every buffer back (so that the guards, the
+ * padding, untouched slots and unchanged inputs are checked exactly as on the CPU), free. */
+static void *to_device(const void *src, size_t bytes, int *fail)
+{
+    if (!src || *fail)
+        return NULL;
+    void *d = gdn_cuda_malloc(bytes);
+    if (!d || gdn_cuda_memcpy(d, src, bytes)) {
+        gdn_cuda_free(d);
+        *fail = 1;
+        return NULL;
+    }
+    return d;
+}
+
+static gdn_status cuda_forward(gdn_check_instance *in, gdn_context *ctx)
+{
+    void *dmem[BUF_COUNT] = {NULL};
+    void *dcu = NULL, *drs = NULL, *dws = NULL, *dcs = NULL, *dalog = NULL, *ddt = NULL;
+    gdn_tensors t = in->tensors;
+    gdn_batch batch = in->batch;
+    const int64_t Hv = in->problem.num_v_heads;
+    int fail = 0;
+    gdn_status st = GDN_STATUS_INTERNAL;
+    for (int i = 0; i < BUF_COUNT; i++)
+        if (in->has[i])
+            dmem[i] = to_device(in->buf[i].mem, in->buf[i].span * in->buf[i].esz + 2 * GUARD_BYTES, &fail);
+#define DEV(i, p) ((void *)((unsigned char *)dmem[i] + ((const unsigned char *)(p) - in->buf[i].mem)))
+    if (!fail) {
+        t.q.data = DEV(BUF_Q, t.q.data);
+        t.k.data = DEV(BUF_K, t.k.data);
+        t.v.data = DEV(BUF_V, t.v.data);
+        t.g.data = DEV(BUF_G, t.g.data);
+        t.beta.data = DEV(BUF_BETA, t.beta.data);
+        if (in->has[BUF_OUT])
+            t.out.data = DEV(BUF_OUT, t.out.data);
+        if (in->has[BUF_POOL])
+            t.state.pool.data = DEV(BUF_POOL, t.state.pool.data);
+        if (in->cap_shared)
+            t.capture.states.data = t.state.pool.data;
+        else if (in->has[BUF_CAP])
+            t.capture.states.data = DEV(BUF_CAP, t.capture.states.data);
+    }
+#undef DEV
+    if (t.A_log) {
+        t.A_log = dalog = to_device(in->A_log, sizeof(float) * (size_t)Hv, &fail);
+        t.dt_bias = ddt = to_device(in->dt_bias, sizeof(float) * (size_t)Hv, &fail);
+    }
+    if (in->cu)
+        batch.cu_seqlens = dcu = to_device(in->cu, (size_t)(in->N + 1) * (in->c.cu_i64 ? 8 : 4), &fail);
+    if (t.state.read_slots)
+        t.state.read_slots = drs = to_device(in->read_slots, sizeof(int32_t) * (size_t)in->N, &fail);
+    if (t.state.write_slots)
+        t.state.write_slots = dws = to_device(in->write_slots, sizeof(int32_t) * (size_t)in->N, &fail);
+    if (t.capture.slots)
+        t.capture.slots = dcs = to_device(in->cap_slots, sizeof(int32_t) * (size_t)in->cap_slots_len, &fail);
+    if (!fail) {
+        st = gdn_forward(ctx, &in->problem, &batch, &t);
+        if (st == GDN_STATUS_SUCCESS)
+            st = gdn_context_synchronize(ctx);
+        for (int i = 0; i < BUF_COUNT; i++)
+            if (in->has[i] && gdn_cuda_memcpy(in->buf[i].mem, dmem[i],
+                                              in->buf[i].span * in->buf[i].esz + 2 * GUARD_BYTES))
+                st = GDN_STATUS_INTERNAL;
+    }
+    for (int i = 0; i < BUF_COUNT; i++)
+        gdn_cuda_free(dmem[i]);
+    gdn_cuda_free(dcu);
+    gdn_cuda_free(drs);
+    gdn_cuda_free(dws);
+    gdn_cuda_free(dcs);
+    gdn_cuda_free(dalog);
+    gdn_cuda_free(ddt);
+    return st;
+}
+#endif
+
 gdn_status gdn_check_instance_forward(gdn_check_instance *in, gdn_context *ctx)
 {
     if (in->dirty)
@@ -703,6 +785,10 @@ gdn_status gdn_check_instance_forward(gdn_check_instance *in, gdn_context *ctx)
             if (in->has[i])
                 buf_restore(&in->buf[i]);
     in->dirty = 1;
+#ifdef GDN_HAVE_CUDA
+    if (in->c.backend == GDN_BACKEND_CUDA)
+        return cuda_forward(in, ctx);
+#endif
     return gdn_forward(ctx, &in->problem, &in->batch, &in->tensors);
 }
 
@@ -995,8 +1081,8 @@ int gdn_check_run(const gdn_check_case *c, gdn_check_result *res)
     /* the library */
     gdn_context_desc desc;
     memset(&desc, 0, sizeof desc);
-    desc.backend = GDN_BACKEND_CPU;
-    desc.isa = c->isa;
+    desc.backend = c->backend;
+    desc.isa = c->backend == GDN_BACKEND_CUDA ? GDN_ISA_AUTO : c->isa;
     desc.num_threads = c->threads;
     gdn_status cs = gdn_context_create(&desc, &ctx);
     if (cs != GDN_STATUS_SUCCESS) {
@@ -1122,7 +1208,7 @@ void gdn_check_describe(const gdn_check_case *c, char *buf, size_t len)
     snprintf(buf, len,
              "isa=%s thr=%d dtype=%s out=%s gate_dtype=%s heads=%s gate=%s layout=%s l2norm=%d scale=%s algo=%s "
              "Hk=%d Hv=%d Dk=%d Dv=%d %s decay=%s pool=%s%s capture=%s strides=%s%s seed=0x%llx",
-             gdn_isa_name(c->isa), c->threads, gdn_dtype_name(p->dtype), gdn_dtype_name(p->out_dtype),
+             c->backend == GDN_BACKEND_CUDA ? "cuda" : gdn_isa_name(c->isa), c->threads, gdn_dtype_name(p->dtype), gdn_dtype_name(p->out_dtype),
              gdn_dtype_name(p->gate_dtype), p->head_map == GDN_HEADS_TILED ? "tiled" : "grouped", gate_name(p->gate),
              p->state_layout == GDN_STATE_KV ? "kv" : "vk", p->qk_l2norm != 0, scale,
              p->algo == GDN_ALGO_AUTO        ? "auto"

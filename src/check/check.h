@@ -56,6 +56,10 @@ typedef struct gdn_check_case {
     int capture_last_in_write_slot; /* with capture_in_pool: the state after each sequence's last
                                        token is captured into its own write slot (vLLM style; the
                                        final state goes there too) */
+    gdn_backend backend;     /* CUDA: every buffer (guard regions, padding and all) and every index
+                                array is copied to the device, the call runs there (device 0), is
+                                synchronised, and the buffers are copied back before the same
+                                comparison; isa and threads are ignored */
 } gdn_check_case;
 
 /* Make c a packed batch of n (<= GDN_CHECK_MAX_SEQS) sequences with these lengths. */

@@ -7,12 +7,13 @@
  * values, with random pairings across parameters), then clamped to a cost budget (long sequences
  * and 256-wide heads only with few heads), then one extra case for every parameter value the
  * clamps removed, then a few fixed cases (real model shapes, decode with Dv tiling, all-empty
- * packed batches).
+ * packed batches), then the same kind of block for the chunked algorithm forced on (chunked_block).
  */
 #include <string.h>
 
 #include "check/check.h"
 #include "check/rng.h"
+#include "cpu/chunked.h"
 
 typedef struct dims_pair {
     int dk, dv;
@@ -23,6 +24,10 @@ typedef struct dims_pair {
 static const dims_pair DIMS[] = {{64, 64}, {128, 128}, {256, 256}, {64, 128}, {128, 64}, {48, 80},
                                  {40, 24}, {16, 1},    {1, 16},    {96, 32},  {200, 136}};
 static const int64_t TS[] = {0, 1, 2, 15, 16, 17, 63, 64, 65, 1000};
+/* The same number of lengths around the chunk boundaries of the chunked algorithm (C = GDN_CHUNK_C
+ * tokens per chunk): C-1, C, C+1, 2C, 2C+1, long. */
+#define CC GDN_CHUNK_C
+static const int64_t CTS[] = {0, 1, 5, CC - 1, CC, CC + 1, 2 * CC, 2 * CC + 1, 3 * CC + 7, 1000};
 
 enum {
     P_DTYPE, P_OUTD, P_GATED, P_HEADS, P_GATE, P_LAYOUT, P_L2, P_SCALE, P_ALGO, P_DIMS, P_T, P_RATIO, P_HK,
@@ -78,7 +83,7 @@ static int draw(builder *b, int p)
 }
 
 /* Make a case from one value index per parameter (T is the longest sequence when packed). */
-static void make_case(gdn_check_case *c, const int *v, gdn_isa isa, gdn_rng *rng)
+static void make_case(gdn_check_case *c, const int *v, gdn_isa isa, gdn_rng *rng, const int64_t *ts)
 {
     static const gdn_dtype DT[] = {GDN_DTYPE_F32, GDN_DTYPE_BF16, GDN_DTYPE_F16};
     memset(c, 0, sizeof *c);
@@ -96,7 +101,7 @@ static void make_case(gdn_check_case *c, const int *v, gdn_isa isa, gdn_rng *rng
     p->v_dim = DIMS[v[P_DIMS]].dv;
     p->num_k_heads = 1 + v[P_HK];
     p->num_v_heads = p->num_k_heads * (1 + v[P_RATIO]);
-    const int64_t T = TS[v[P_T]];
+    const int64_t T = ts[v[P_T]];
     if (v[P_BATCH] < 3) {
         c->B = 1 + v[P_BATCH];
         c->T = T;
@@ -216,7 +221,7 @@ static void clamp(gdn_check_case *c, double budget)
 }
 
 /* Value index of parameter p in a finished case (for the coverage fix-up); -1: not one of ours. */
-static int value_of(const gdn_check_case *c, int p)
+static int value_of(const gdn_check_case *c, int p, const int64_t *ts)
 {
     const gdn_problem *pr = &c->problem;
     switch (p) {
@@ -232,7 +237,7 @@ static int value_of(const gdn_check_case *c, int p)
         return -1;
     case P_T:
         for (int i = 0; i < nvals(P_T); i++)
-            if (TS[i] == longest(c))
+            if (ts[i] == longest(c))
                 return i;
         return -1;
     case P_RATIO: return pr->num_k_heads > 0 ? pr->num_v_heads / pr->num_k_heads - 1 : -1;
@@ -265,6 +270,103 @@ static size_t emit(gdn_check_case *cases, size_t max, size_t n, const gdn_check_
     return n + 1;
 }
 
+/* A case of the chunked block: v as drawn, algo forced to CHUNKED, no capture, T around the chunk
+ * boundaries. */
+static void make_chunked(gdn_check_case *c, int *v, gdn_isa isa, gdn_rng *rng, double budget, double long_budget)
+{
+    v[P_CAP] = 0;
+    v[P_ALGO] = 0;
+    make_case(c, v, isa, rng, CTS);
+    c->problem.algo = GDN_ALGO_CHUNKED;
+    clamp(c, longest(c) > 100 ? long_budget : budget);
+}
+
+/* The chunked algorithm (problem.algo = CHUNKED), per ISA: its own covering block over every
+ * parameter but capture (the chunked path never captures), with T around the chunk boundaries
+ * (CTS), one more case for every value the clamps removed, then fixed cases: long sequences with
+ * extreme decays, several value heads per key head, and a capture request (run by the token loop). */
+static size_t chunked_block(gdn_check_case *cases, size_t max, size_t n, gdn_isa isa, int quick, double budget,
+                            double long_budget)
+{
+    const int M = quick ? 30 : 60;
+    builder b;
+    memset(&b, 0, sizeof b);
+    gdn_rng_seed(&b.rng, UINT64_C(0x63686b) * 1000003u + (uint64_t)isa * 7919u + (uint64_t)(quick != 0));
+    unsigned char seen[P_COUNT][16];
+    memset(seen, 0, sizeof seen);
+    for (int i = 0; i < M; i++) {
+        int v[P_COUNT];
+        gdn_check_case c;
+        for (int p = 0; p < P_COUNT; p++)
+            v[p] = draw(&b, p);
+        make_chunked(&c, v, isa, &b.rng, budget, long_budget);
+        n = emit(cases, max, n, &c);
+        for (int p = 0; p < P_COUNT; p++) {
+            const int x = value_of(&c, p, CTS);
+            if (x >= 0)
+                seen[p][x] = 1;
+        }
+    }
+    for (int p = 0; p < P_COUNT; p++) {
+        if (!tracked(p) || p == P_CAP)
+            continue;
+        for (int x = 0; x < nvals(p); x++) {
+            if (seen[p][x])
+                continue;
+            int v[P_COUNT];
+            gdn_check_case c;
+            for (int q = 0; q < P_COUNT; q++)
+                v[q] = draw(&b, q);
+            v[P_HK] = 0;
+            v[P_DIMS] = 0;
+            v[P_T] = 7; /* 2C + 1 */
+            v[p] = x;
+            make_chunked(&c, v, isa, &b.rng, budget, long_budget);
+            n = emit(cases, max, n, &c);
+            seen[p][x] = 1;
+        }
+    }
+
+    gdn_check_case c;
+    memset(&c, 0, sizeof c);
+    c.isa = isa;
+    c.problem.algo = GDN_ALGO_CHUNKED;
+    c.problem.qk_l2norm = 1;
+    c.problem.num_k_heads = c.problem.num_v_heads = 1;
+    c.problem.k_dim = c.problem.v_dim = 64;
+    c.B = 1;
+    c.pool = GDN_CHECK_POOL_INPLACE;
+    /* long sequences with extreme decays: |g| up to 30 per token, and |g| <= 1e-3 */
+    c.T = quick ? 1000 : 4096;
+    for (int d = GDN_CHECK_DECAY_SLOW; d <= GDN_CHECK_DECAY_FAST; d++) {
+        c.decay = (gdn_check_decay)d;
+        c.seed = gdn_rng_u64(&b.rng);
+        n = emit(cases, max, n, &c);
+    }
+    /* the real head ratio and dims (value heads grouped per key head), two sequences, tiled map */
+    c.decay = GDN_CHECK_DECAY_MODEL;
+    c.problem.num_k_heads = 2;
+    c.problem.num_v_heads = 4;
+    c.problem.k_dim = c.problem.v_dim = 128;
+    c.problem.head_map = GDN_HEADS_TILED;
+    c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
+    c.B = 2;
+    c.T = 2 * CC + 1;
+    c.pool = GDN_CHECK_POOL_MOVE;
+    c.seed = gdn_rng_u64(&b.rng);
+    n = emit(cases, max, n, &c);
+    /* chunked asked for, but states captured: the token loop runs */
+    c.problem.num_k_heads = 1;
+    c.problem.num_v_heads = 2;
+    c.problem.k_dim = c.problem.v_dim = 64;
+    c.B = 1;
+    c.T = CC + 1;
+    c.capture = GDN_CAPTURE_DENSE;
+    c.seed = gdn_rng_u64(&b.rng);
+    n = emit(cases, max, n, &c);
+    return n;
+}
+
 size_t gdn_check_suite(gdn_check_case *cases, size_t max, int quick)
 {
     static const gdn_isa ISAS[] = {GDN_ISA_SCALAR, GDN_ISA_AVX2, GDN_ISA_AVX512};
@@ -288,11 +390,11 @@ size_t gdn_check_suite(gdn_check_case *cases, size_t max, int quick)
             gdn_check_case c;
             for (int p = 0; p < P_COUNT; p++)
                 v[p] = draw(&b, p);
-            make_case(&c, v, isa, &b.rng);
+            make_case(&c, v, isa, &b.rng, TS);
             clamp(&c, longest(&c) > 100 ? long_budget : budget);
             n = emit(cases, max, n, &c);
             for (int p = 0; p < P_COUNT; p++) {
-                const int x = value_of(&c, p);
+                const int x = value_of(&c, p, TS);
                 if (x >= 0)
                     seen[p][x] = 1;
             }
@@ -313,7 +415,7 @@ size_t gdn_check_suite(gdn_check_case *cases, size_t max, int quick)
                 v[P_T] = 5; /* 17 */
                 v[P_CAP] = v[P_CAP] == 1 ? 0 : v[P_CAP];
                 v[p] = x;
-                make_case(&c, v, isa, &b.rng);
+                make_case(&c, v, isa, &b.rng, TS);
                 clamp(&c, longest(&c) > 100 ? long_budget : budget);
                 n = emit(cases, max, n, &c);
                 seen[p][x] = 1;
@@ -388,6 +490,7 @@ size_t gdn_check_suite(gdn_check_case *cases, size_t max, int quick)
             c.seed = gdn_rng_u64(&b.rng);
             n = emit(cases, max, n, &c);
         }
+        n = chunked_block(cases, max, n, isa, quick, budget, long_budget);
     }
     return n;
 }

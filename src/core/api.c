@@ -10,6 +10,9 @@
 #include "cpu/cpuid.h"
 #include "cpu/driver.h"
 #include "cpu/threadpool.h"
+#ifdef GDN_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
 
 #define STR2(x) #x
 #define STR(x) STR2(x)
@@ -70,6 +73,39 @@ static gdn_status create_fail(gdn_status st, const char *msg)
     return st;
 }
 
+/* --- the CUDA backend (src/cuda): device pointers, work enqueued on desc.stream --------------- */
+
+static gdn_status cuda_context_create(const gdn_context_desc *d, gdn_context **out)
+{
+#ifdef GDN_HAVE_CUDA
+    char err[GDN_ERR_LEN];
+    gdn_context *ctx = (gdn_context *)calloc(1, sizeof *ctx);
+    if (!ctx)
+        return create_fail(GDN_STATUS_OUT_OF_MEMORY, "gdn_context_create: cannot allocate the context");
+    gdn_status st = gdn_cuda_context_create(d->device, d->stream, &ctx->cuda, err, sizeof err);
+    if (st != GDN_STATUS_SUCCESS) {
+        free(ctx);
+        return create_fail(st, err);
+    }
+    ctx->backend = GDN_BACKEND_CUDA;
+    ctx->isa = GDN_ISA_AUTO;
+    ctx->num_threads = 0;
+    *out = ctx;
+    return GDN_STATUS_SUCCESS;
+#else
+    (void)d;
+    (void)out;
+    return create_fail(GDN_STATUS_BACKEND_UNAVAILABLE, "desc.backend: CUDA is not available in this build of gdn");
+#endif
+}
+
+#ifdef GDN_HAVE_CUDA
+gdn_cuda_context *gdn_context_cuda(gdn_context *ctx)
+{
+    return ctx ? ctx->cuda : NULL;
+}
+#endif
+
 gdn_status gdn_context_create(const gdn_context_desc *desc, gdn_context **out)
 {
     gdn_context_desc d;
@@ -81,10 +117,7 @@ gdn_status gdn_context_create(const gdn_context_desc *desc, gdn_context **out)
     memset(&d, 0, sizeof d);
     if (desc)
         d = *desc;
-    if (d.backend == GDN_BACKEND_CUDA)
-        return create_fail(GDN_STATUS_BACKEND_UNAVAILABLE,
-                           "desc.backend: CUDA is not available in this build of gdn");
-    if (d.backend != GDN_BACKEND_CPU) {
+    if (d.backend != GDN_BACKEND_CPU && d.backend != GDN_BACKEND_CUDA) {
         snprintf(err, sizeof err, "desc.backend = %d: unknown backend", (int)d.backend);
         return create_fail(GDN_STATUS_INVALID_ARGUMENT, err);
     }
@@ -96,6 +129,8 @@ gdn_status gdn_context_create(const gdn_context_desc *desc, gdn_context **out)
         snprintf(err, sizeof err, "desc.isa = %d: unknown ISA", (int)d.isa);
         return create_fail(GDN_STATUS_INVALID_ARGUMENT, err);
     }
+    if (d.backend == GDN_BACKEND_CUDA)
+        return cuda_context_create(&d, out);
     gdn_context *ctx = (gdn_context *)calloc(1, sizeof *ctx);
     if (!ctx)
         return create_fail(GDN_STATUS_OUT_OF_MEMORY, "gdn_context_create: cannot allocate the context");
@@ -127,6 +162,9 @@ void gdn_context_destroy(gdn_context *ctx)
 {
     if (!ctx)
         return;
+#ifdef GDN_HAVE_CUDA
+    gdn_cuda_context_destroy(ctx->cuda);
+#endif
     gdn_threadpool_destroy(ctx->pool);
     gdn_slot_checker_free(&ctx->slots);
     free(ctx->scratch);
@@ -152,7 +190,42 @@ const char *gdn_context_kernel_name(const gdn_context *ctx, int k_dim)
 {
     if (!ctx)
         return "none";
+#ifdef GDN_HAVE_CUDA
+    if (ctx->backend == GDN_BACKEND_CUDA)
+        return gdn_cuda_kernel_name(k_dim);
+#endif
     return k_dim % 16 == 0 ? ctx->recurrent_name : "recurrent_f32__scalar";
+}
+
+#ifdef GDN_HAVE_CUDA
+/* CUDA: everything but the contents of the index arrays is checked here; those are checked on the
+ * device, and an error there surfaces in gdn_context_synchronize. */
+static gdn_status cuda_forward(gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
+                               const gdn_tensors *tensors)
+{
+    gdn_plan plan;
+    gdn_status st = gdn_plan_make_device(&plan, problem, batch, tensors, ctx->err, sizeof ctx->err);
+    if (st != GDN_STATUS_SUCCESS)
+        return st;
+    if (problem->algo == GDN_ALGO_CHUNKED) {
+        snprintf(ctx->err, sizeof ctx->err, "problem.algo: the chunked algorithm is not available on the CUDA "
+                 "backend in this version (use auto or recurrent)");
+        return GDN_STATUS_UNSUPPORTED;
+    }
+    return gdn_cuda_forward(ctx->cuda, &plan, ctx->err, sizeof ctx->err);
+}
+#endif
+
+gdn_status gdn_context_synchronize(gdn_context *ctx)
+{
+    if (!ctx)
+        return GDN_STATUS_INVALID_ARGUMENT;
+    ctx->err[0] = '\0';
+#ifdef GDN_HAVE_CUDA
+    if (ctx->backend == GDN_BACKEND_CUDA)
+        return gdn_cuda_synchronize(ctx->cuda, ctx->err, sizeof ctx->err);
+#endif
+    return GDN_STATUS_SUCCESS;
 }
 
 gdn_status gdn_forward(gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
@@ -162,6 +235,10 @@ gdn_status gdn_forward(gdn_context *ctx, const gdn_problem *problem, const gdn_b
     if (!ctx)
         return GDN_STATUS_INVALID_ARGUMENT;
     ctx->err[0] = '\0';
+#ifdef GDN_HAVE_CUDA
+    if (ctx->backend == GDN_BACKEND_CUDA)
+        return cuda_forward(ctx, problem, batch, tensors);
+#endif
     gdn_status st = gdn_plan_make(&plan, problem, batch, tensors, &ctx->slots, ctx->err, sizeof ctx->err);
     if (st != GDN_STATUS_SUCCESS)
         return st;

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include "core/plan.h"
+#include "cpu/chunked.h"
 #include "cpu/convert.h"
 #include "cpu/recurrent.h"
 #include "cpu/threadpool.h"
@@ -19,12 +20,17 @@ struct gdn_context {
     gdn_isa isa;                /* resolved, never AUTO */
     gdn_recurrent_fn recurrent; /* kernel for dk % 16 == 0 */
     const char *recurrent_name;
+    gdn_chunk_keys_fn chunk_keys; /* chunked algorithm: key part (any k_dim) */
+    gdn_chunk_fn chunk;         /* chunked algorithm: value part for v_dim % 16 == 0 */
+    gdn_chunk_transpose_fn chunk_transpose; /* state tiles between the pool and S^T */
+    const char *chunk_name;
     gdn_f16_to_f32_fn f16_to_f32; /* row conversions of the ISA (F16C from AVX2 up) */
     gdn_f32_to_f16_fn f32_to_f16;
     gdn_threadpool *pool;       /* num_threads - 1 workers */
     float *scratch;             /* num_threads * scratch_floats */
     size_t scratch_floats;
     gdn_slot_checker slots;
+    struct gdn_cuda_context *cuda; /* CUDA backend state (src/cuda); NULL for the CPU */
     char err[GDN_ERR_LEN];
 };
 

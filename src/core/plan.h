@@ -36,6 +36,7 @@ typedef struct gdn_plan {
     int l2norm;
     gdn_state_layout layout;
     gdn_dtype dtype, out_dtype, gate_dtype;
+    gdn_algo algo;
     /* batch */
     int64_t B, T, N; /* T is T_total when packed */
     const void *cu;  /* NULL when dense */
@@ -58,6 +59,12 @@ typedef struct gdn_plan {
 /* Validate and resolve. On failure writes a message naming the argument into err. */
 gdn_status gdn_plan_make(gdn_plan *plan, const gdn_problem *problem, const gdn_batch *batch,
                          const gdn_tensors *tensors, gdn_slot_checker *slots, char *err, size_t err_len);
+
+/* The same checks for a backend that reads cu_seqlens and the slot arrays on the device (CUDA): their
+ * contents are not read here (ranges, monotonicity and slot conflicts are the backend's to check);
+ * everything else is checked exactly as by gdn_plan_make. */
+gdn_status gdn_plan_make_device(gdn_plan *plan, const gdn_problem *problem, const gdn_batch *batch,
+                                const gdn_tensors *tensors, char *err, size_t err_len);
 
 void gdn_slot_checker_free(gdn_slot_checker *slots);
 

@@ -247,8 +247,19 @@ static gdn_status check_slots(const gdn_plan *p, gdn_slot_checker *s, char *err,
     return GDN_STATUS_SUCCESS;
 }
 
-gdn_status gdn_plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba, const gdn_tensors *te,
-                         gdn_slot_checker *slots, char *err, size_t err_len)
+/* Slots with both slot arrays NULL (slot n for sequence n): only the range needs checking, and it
+ * needs no array contents (the device-pointer mode of the CUDA backend checks the rest on the GPU). */
+static gdn_status check_default_slots(const gdn_plan *p, char *err, size_t err_len)
+{
+    if (p->has_pool && !p->read_slots && !p->write_slots && p->N > p->num_slots)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "state.read_slots[%lld] = %lld: past the pool of %lld slots",
+             (long long)p->num_slots, (long long)p->num_slots, (long long)p->num_slots);
+    return GDN_STATUS_SUCCESS;
+}
+
+/* contents = 1: read cu_seqlens and the slot arrays (host memory); 0: leave their contents alone. */
+static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba, const gdn_tensors *te,
+                            gdn_slot_checker *slots, int contents, char *err, size_t err_len)
 {
     gdn_status st;
     memset(p, 0, sizeof *p);
@@ -293,9 +304,6 @@ gdn_status gdn_plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba
         FAIL(GDN_STATUS_UNSUPPORTED, "problem.state_dtype: only f32 state storage is supported in this version");
     if ((unsigned)pr->algo > GDN_ALGO_CHUNKED)
         FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.algo = %d: unknown algorithm", (int)pr->algo);
-    if (pr->algo == GDN_ALGO_CHUNKED)
-        FAIL(GDN_STATUS_UNSUPPORTED, "problem.algo: the chunked algorithm is not available in this version "
-             "(use auto or recurrent)");
     if (pr->k_dim > GDN_MAX_HEAD_DIM)
         FAIL(GDN_STATUS_UNSUPPORTED, "problem.k_dim = %d: larger than %d is not supported", pr->k_dim,
              GDN_MAX_HEAD_DIM);
@@ -315,6 +323,7 @@ gdn_status gdn_plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba
     p->dtype = pr->dtype;
     p->out_dtype = pr->out_dtype;
     p->gate_dtype = pr->gate_dtype;
+    p->algo = pr->algo;
 
     /* batch */
     if (ba->batch_size < 1)
@@ -336,9 +345,9 @@ gdn_status gdn_plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba
         p->cu = ba->cu_seqlens;
         p->cu_type = ba->cu_seqlens_type;
         p->N = ba->num_seqs;
-        if (gdn_plan_cu(p, 0) != 0)
+        if (contents && gdn_plan_cu(p, 0) != 0)
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "cu_seqlens[0] = %lld: must be 0", (long long)gdn_plan_cu(p, 0));
-        for (int64_t n = 0; n < p->N; n++) {
+        for (int64_t n = 0; contents && n < p->N; n++) {
             const int64_t a = gdn_plan_cu(p, n), b = gdn_plan_cu(p, n + 1);
             if (b < a)
                 FAIL(GDN_STATUS_INVALID_ARGUMENT, "cu_seqlens[%lld] = %lld: decreasing (cu_seqlens[%lld] = %lld)",
@@ -347,7 +356,7 @@ gdn_status gdn_plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba
                 FAIL(GDN_STATUS_INVALID_ARGUMENT, "cu_seqlens[%lld] = %lld: past the %lld tokens of the batch "
                      "(seq_len)", (long long)(n + 1), (long long)b, (long long)p->T);
         }
-        if (gdn_plan_cu(p, p->N) != p->T)
+        if (contents && gdn_plan_cu(p, p->N) != p->T)
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "cu_seqlens[%lld] = %lld: must equal seq_len = %lld (T_total)",
                  (long long)p->N, (long long)gdn_plan_cu(p, p->N), (long long)p->T);
     } else {
@@ -425,7 +434,7 @@ gdn_status gdn_plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba
         p->cap_num_slots = t->shape[0];
         p->cap_slots = te->capture.slots;
         p->cap_slots_stride = te->capture.slots_stride;
-        if (p->cap_slots_stride > 0) {
+        if (contents && p->cap_slots_stride > 0) {
             for (int64_t n = 0; n < p->N; n++) {
                 int64_t b, t0, t1;
                 gdn_plan_seq(p, n, &b, &t0, &t1);
@@ -439,5 +448,17 @@ gdn_status gdn_plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba
     default:
         FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.mode = %d: unknown capture mode", (int)te->capture.mode);
     }
-    return check_slots(p, slots, err, err_len);
+    return contents ? check_slots(p, slots, err, err_len) : check_default_slots(p, err, err_len);
+}
+
+gdn_status gdn_plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba, const gdn_tensors *te,
+                         gdn_slot_checker *slots, char *err, size_t err_len)
+{
+    return plan_make(p, pr, ba, te, slots, 1, err, err_len);
+}
+
+gdn_status gdn_plan_make_device(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba, const gdn_tensors *te,
+                                char *err, size_t err_len)
+{
+    return plan_make(p, pr, ba, te, NULL, 0, err, err_len);
 }

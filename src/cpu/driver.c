@@ -20,9 +20,11 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "cpu/chunked.h"
 #include "cpu/convert.h"
 #include "cpu/cpuid.h"
 #include "cpu/driver.h"
+#include "cpu/prep.h"
 
 #define TB GDN_CPU_BLOCK_TOKENS
 #define MAXD GDN_MAX_HEAD_DIM
@@ -42,7 +44,8 @@
 
 size_t gdn_cpu_scratch_floats(void)
 {
-    return SCRATCH_FLOATS;
+    const size_t chunked = gdn_cpu_chunked_scratch_floats();
+    return chunked > SCRATCH_FLOATS ? chunked : SCRATCH_FLOATS;
 }
 
 gdn_status gdn_cpu_select(gdn_context *ctx, gdn_isa requested, char *err, size_t err_len)
@@ -80,15 +83,27 @@ gdn_status gdn_cpu_select(gdn_context *ctx, gdn_isa requested, char *err, size_t
     ctx->isa = want;
     ctx->recurrent = gdn_recurrent_f32__scalar;
     ctx->recurrent_name = "recurrent_f32__scalar";
+    ctx->chunk_keys = gdn_chunk_keys_f32__scalar;
+    ctx->chunk = gdn_chunk_f32__scalar;
+    ctx->chunk_transpose = gdn_chunk_transpose_f32__scalar;
+    ctx->chunk_name = "chunk_f32__scalar";
     ctx->f16_to_f32 = gdn_f16_to_f32__scalar;
     ctx->f32_to_f16 = gdn_f32_to_f16__scalar;
 #ifdef GDN_HAVE_X86
     if (want == GDN_ISA_AVX512) {
         ctx->recurrent = gdn_recurrent_f32__avx512;
         ctx->recurrent_name = "recurrent_f32__avx512";
+        ctx->chunk_keys = gdn_chunk_keys_f32__avx512;
+        ctx->chunk = gdn_chunk_f32__avx512;
+        ctx->chunk_transpose = gdn_chunk_transpose_f32__avx512;
+        ctx->chunk_name = "chunk_f32__avx512";
     } else if (want == GDN_ISA_AVX2) {
         ctx->recurrent = gdn_recurrent_f32__avx2;
         ctx->recurrent_name = "recurrent_f32__avx2";
+        ctx->chunk_keys = gdn_chunk_keys_f32__avx2;
+        ctx->chunk = gdn_chunk_f32__avx2;
+        ctx->chunk_transpose = gdn_chunk_transpose_f32__avx2;
+        ctx->chunk_name = "chunk_f32__avx2";
     }
     if (want != GDN_ISA_SCALAR) { /* AVX2 and AVX-512 imply F16C */
         ctx->f16_to_f32 = gdn_f16_to_f32__f16c;
@@ -99,11 +114,6 @@ gdn_status gdn_cpu_select(gdn_context *ctx, gdn_isa requested, char *err, size_t
 }
 
 /* --- state and capture tiles ------------------------------------------------------------- */
-
-static float *pool_head(const gdn_plan *p, int64_t slot, int h)
-{
-    return (float *)p->pool.data + slot * p->pool.st[0] + (int64_t)h * p->pool.st[1];
-}
 
 /* Destination of the state after token t for item (n, h): head base and its (row, col) strides. */
 static float *capture_head(const gdn_plan *p, int64_t n, int64_t j, int64_t b, int64_t t, int h,
@@ -138,72 +148,6 @@ static void scatter_tile(gdn_state_layout layout, float *head, const int64_t *st
 
 /* --- block preparation ------------------------------------------------------------------- */
 
-/* n elements of a view (element offset base, element stride) as f32. */
-static void load_row(const gdn_context *ctx, const gdn_view *v, gdn_dtype t, int64_t base, int64_t stride, int n,
-                     float *dst)
-{
-    if (stride == 1) {
-        switch (t) {
-        case GDN_DTYPE_F32:
-            memcpy(dst, (const float *)v->data + base, (size_t)n * sizeof(float));
-            return;
-        case GDN_DTYPE_BF16: {
-            const uint16_t *src = (const uint16_t *)v->data + base;
-            for (int i = 0; i < n; i++)
-                dst[i] = gdn_bf16_to_f32(src[i]);
-            return;
-        }
-        case GDN_DTYPE_F16:
-            ctx->f16_to_f32((const uint16_t *)v->data + base, n, dst);
-            return;
-        }
-    }
-    for (int i = 0; i < n; i++)
-        dst[i] = gdn_load_f32(v->data, t, base + (int64_t)i * stride);
-}
-
-/* Store n f32 values as elements of a view (rounding to its dtype). */
-static void store_row(const gdn_context *ctx, const gdn_view *v, gdn_dtype t, int64_t base, int64_t stride, int n,
-                      const float *src)
-{
-    if (stride == 1) {
-        switch (t) {
-        case GDN_DTYPE_F32:
-            memcpy((float *)v->data + base, src, (size_t)n * sizeof(float));
-            return;
-        case GDN_DTYPE_BF16: {
-            uint16_t *dst = (uint16_t *)v->data + base;
-            for (int i = 0; i < n; i++)
-                dst[i] = gdn_f32_to_bf16(src[i]);
-            return;
-        }
-        case GDN_DTYPE_F16:
-            ctx->f32_to_f16(src, n, (uint16_t *)v->data + base);
-            return;
-        }
-    }
-    for (int i = 0; i < n; i++)
-        gdn_store_f32(v->data, t, base + (int64_t)i * stride, src[i]);
-}
-
-/* sum a[i] b[i] with 8 independent partial sums (for ILP; vectorises without reassociation). */
-static float dot8(const float *a, const float *b, int n)
-{
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++)
-            acc[j] += a[i + j] * b[i + j];
-    for (; i < n; i++)
-        acc[i & 7] += a[i] * b[i];
-    return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-}
-
-static float softplus(float x)
-{
-    return x > 20.0f ? x : log1pf(expf(x));
-}
-
 typedef struct block {
     float *q, *k, *kq, *decay, *beta, *v;
 } block;
@@ -215,32 +159,11 @@ static void prepare_block(const gdn_context *ctx, const gdn_plan *p, int64_t b, 
     for (int j = 0; j < nt; j++) {
         const int64_t t = tb + j;
         float *q = blk->q + (int64_t)j * dk, *k = blk->k + (int64_t)j * dk;
-        load_row(ctx, &p->q, p->dtype, b * p->q.st[0] + t * p->q.st[1] + hk * p->q.st[2], p->q.st[3], dk, q);
-        load_row(ctx, &p->k, p->dtype, b * p->k.st[0] + t * p->k.st[1] + hk * p->k.st[2], p->k.st[3], dk, k);
-        float qs = p->scale, ks = 1.0f;
-        if (p->l2norm) {
-            qs *= 1.0f / sqrtf(dot8(q, q, dk) + 1e-6f);
-            ks = 1.0f / sqrtf(dot8(k, k, dk) + 1e-6f);
-        }
-        for (int i = 0; i < dk; i++) {
-            q[i] *= qs;
-            k[i] *= ks;
-        }
-        blk->kq[j] = dot8(k, q, dk);
-        const float g = gdn_load_f32(p->g.data, p->gate_dtype, b * p->g.st[0] + t * p->g.st[1] + h * p->g.st[2]);
-        const float be =
-            gdn_load_f32(p->beta.data, p->gate_dtype, b * p->beta.st[0] + t * p->beta.st[1] + h * p->beta.st[2]);
-        switch (p->gate) {
-        case GDN_GATE_LOG: blk->decay[j] = expf(g); blk->beta[j] = be; break;
-        case GDN_GATE_LINEAR: blk->decay[j] = g; blk->beta[j] = be; break;
-        case GDN_GATE_NEGLOG: blk->decay[j] = expf(-g); blk->beta[j] = be; break;
-        case GDN_GATE_RAW:
-            blk->decay[j] = expf(-expf(p->A_log[h]) * softplus(g + p->dt_bias[h]));
-            blk->beta[j] = 1.0f / (1.0f + expf(-be));
-            break;
-        }
-        load_row(ctx, &p->v, p->dtype, b * p->v.st[0] + t * p->v.st[1] + h * p->v.st[2] + r0 * p->v.st[3],
-                 p->v.st[3], rows, blk->v + (int64_t)j * rows);
+        gdn_cpu_load_qk(ctx, p, b, t, hk, q, k);
+        blk->kq[j] = gdn_cpu_dot8(k, q, dk);
+        gdn_cpu_token_gate(p, b, t, h, &blk->decay[j], &blk->beta[j]);
+        gdn_cpu_load_row(ctx, &p->v, p->dtype, b * p->v.st[0] + t * p->v.st[1] + h * p->v.st[2] + r0 * p->v.st[3],
+                         p->v.st[3], rows, blk->v + (int64_t)j * rows);
     }
 }
 
@@ -298,13 +221,13 @@ static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int6
     float *s_out;
     int64_t s_stride;
     if (direct) {
-        s_in = pool_head(p, rs, h) + r0 * p->pool.st[2];
-        s_out = pool_head(p, ws, h) + r0 * p->pool.st[2];
+        s_in = gdn_cpu_pool_head(p, rs, h) + r0 * p->pool.st[2];
+        s_out = gdn_cpu_pool_head(p, ws, h) + r0 * p->pool.st[2];
         s_stride = p->pool.st[2];
         touch_rows(s_in, s_stride, rows, dk);
     } else {
         if (rs >= 0)
-            gather_tile(p->layout, pool_head(p, rs, h), &p->pool.st[2], r0, rows, dk, tile);
+            gather_tile(p->layout, gdn_cpu_pool_head(p, rs, h), &p->pool.st[2], r0, rows, dk, tile);
         else
             memset(tile, 0, (size_t)rows * (size_t)dk * sizeof(float));
         s_in = s_out = tile;
@@ -364,7 +287,7 @@ static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int6
         if (p->has_out) {
             for (int j = 0; j < nt; j++) {
                 const int64_t base = b * p->out.st[0] + (tb + j) * p->out.st[1] + h * p->out.st[2] + r0 * p->out.st[3];
-                store_row(ctx, &p->out, p->out_dtype, base, p->out.st[3], rows, y + (int64_t)j * rows);
+                gdn_cpu_store_row(ctx, &p->out, p->out_dtype, base, p->out.st[3], rows, y + (int64_t)j * rows);
             }
         }
     }
@@ -374,7 +297,7 @@ static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int6
             for (int r = 0; r < rows; r++)
                 memcpy(s_out + r * s_stride, s_in + r * s_stride, (size_t)dk * sizeof(float));
     } else if (ws >= 0) {
-        scatter_tile(p->layout, pool_head(p, ws, h), &p->pool.st[2], r0, rows, dk, tile);
+        scatter_tile(p->layout, gdn_cpu_pool_head(p, ws, h), &p->pool.st[2], r0, rows, dk, tile);
     }
 }
 
@@ -392,8 +315,13 @@ static void run_job_item(void *arg, int64_t i, int thread)
     const int h = (int)((i / jb->ntiles) % p->Hv);
     const int r0 = (int)(i % jb->ntiles) * jb->tile_rows;
     const int rows = p->Dv - r0 < jb->tile_rows ? p->Dv - r0 : jb->tile_rows;
-    if (rows > 0)
-        run_item(jb->ctx, p, jb->ctx->scratch + (size_t)thread * jb->ctx->scratch_floats, n, h, r0, rows);
+    if (rows <= 0)
+        return;
+    float *scr = jb->ctx->scratch + (size_t)thread * jb->ctx->scratch_floats;
+    if (gdn_cpu_use_chunked(p, n))
+        gdn_cpu_chunked_item(jb->ctx, p, scr, n, h, r0, rows);
+    else
+        run_item(jb->ctx, p, scr, n, h, r0, rows);
 }
 
 void gdn_cpu_forward(gdn_context *ctx, const gdn_plan *p)

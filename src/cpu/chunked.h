@@ -1,0 +1,145 @@
+/*
+ * chunked.h — the chunkwise-parallel (WY/UT) algorithm on the CPU: the contract of the chunk
+ * kernels ("chunk_f32__<isa>": a key part per key head and a value part per value head) and the
+ * driver of one work item (chunked.c).
+ *
+ * Math (research/ALGORITHM.md §1, "W-free" form). A chunk holds n <= GDN_CHUNK_MAX tokens
+ * r = 0..n-1 with keys k_r and queries q_r (L2-normalised when asked, q times the output scale),
+ * values v_r (a tile of dv columns of Dv), decays d_r and betas b_r; S ([Dv][Dk]) is the state
+ * before the chunk. With
+ *     Gamma[i][j] = d_{j+1} d_{j+2} ... d_i  (i >= j; 1 on the diagonal)   = e^{G_i - G_j}
+ *     gam_r       = d_0 d_1 ... d_r          (the decay from the chunk start) = e^{G_r}
+ *     A[i][j]     = b_i Gamma[i][j] (k_i . k_j)   for i > j, else 0
+ *     P[i][j]     =     Gamma[i][j] (q_i . k_j)   for i >= j, else 0
+ * the kernels compute
+ *     X     = K S^T,  Y = Q S^T                                  [n][dv] each (one product)
+ *     Delta = (I + A)^-1 (diag(b) V - diag(b gam) X)             forward substitution, no inverse
+ *     out   = diag(gam) Y + P Delta                              [n][dv]
+ *     S'^T  = gam_{n-1} S^T + K^T diag(Gamma[n-1][.]) Delta      [Dk][dv]
+ * Row r of Delta is exactly the delta of token r of the recurrence (KERNELS.md §1), so the result
+ * is the token loop's to rounding. Gamma and gam are running products of the f32 decays the token
+ * loop multiplies by, i.e. the chunk-local e^{G_i - G_j} with relative exponents only: every
+ * factor is <= 1 for decays in [0,1], nothing is divided by a decay or multiplied by e^{-G} (no
+ * overflow whatever the decay), a zero decay (linear gate 0) is exact where log-space cumsums give
+ * -inf - -inf, and the causal masks (j > i, and columns past n) are selects, never products with 0.
+ *
+ * Key part (once per key head and chunk), gdn_chunk_keys_fn:
+ *   k, q  [n] rows of dk f32 at row strides ks, qs (unit stride along dk): the raw keys and queries
+ *         (q NULL: no output, only K is formed)
+ *   kq    [2n][dk] out: k_r / ||k_r|| then scale * q_r / ||q_r|| (norm: x * rsqrt(sum x^2 + 1e-6),
+ *         only when l2norm; otherwise k_r and scale * q_r)
+ *   kt    [dk][c] out: K^T, c = n rounded up to 16, columns n..c-1 zero
+ *   kk    [n][c] out: k_i . k_j; qk [n][c] out: q_i . k_j (with q); only the 16-column blocks
+ *         that hold some j <= i are written
+ * Value part (per value head and chunk), gdn_chunk_fn:
+ *   kq, kt, kk, qk  the key part's outputs (read only; qk NULL: no output, Q products skipped)
+ *   decay, beta [n]
+ *   v     [n] rows of dv f32 at row stride ldv (unit stride along dv): the values (read only)
+ *   dl    [n][ld] out: Delta
+ *   st    [dk][ld] S^T of the tile (st[k][j] = S[j][k]); in: before the chunk, out: after it
+ *   y     [n] rows of dv f32 at row stride ldy, out; or NULL (only with qk NULL)
+ *   work  GDN_CHUNK_WORK_FLOATS floats, 64-byte aligned, owned by the call
+ * v and y may be the caller's tensors themselves (f32 rows), or converted copies.
+ * Requirements: 1 <= n <= GDN_CHUNK_MAX, 1 <= dk, dv <= 256, dv <= ld <= GDN_CHUNK_LD_MAX. SIMD
+ * value kernels: dv % 16 == 0 and ld % 16 == 0 (the driver sends other sizes to the scalar one);
+ * any dk. Buffers do not overlap.
+ *
+ * Determinism: every column j of the tile goes through the same operations in the same order
+ * whatever dv, ld, the tiling of Dv or the grouping of value heads are, so results do not depend
+ * on the thread count (the ISAs agree to rounding, not bitwise).
+ */
+#ifndef GDN_CPU_CHUNKED_H
+#define GDN_CPU_CHUNKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/plan.h"
+
+/* Largest chunk the kernels take; the chunk the driver uses; the sequence length from which AUTO
+ * runs a sequence chunked. The last two were measured (docs/PERF.md). */
+#define GDN_CHUNK_MAX 64
+#ifndef GDN_CHUNK_C
+#define GDN_CHUNK_C 32
+#endif
+#ifndef GDN_CHUNK_AUTO_MIN_T
+#define GDN_CHUNK_AUTO_MIN_T 32
+#endif
+#define GDN_CHUNK_LD_MAX (GDN_MAX_HEAD_DIM + 16)
+
+/* Value-part work space: -A and P [C][C], ktw [Dk][C], x [2C][ld], gam and wc [C]. */
+#define GDN_CHUNK_WORK_FLOATS                                                                                 \
+    (2 * GDN_CHUNK_MAX * GDN_CHUNK_MAX + GDN_MAX_HEAD_DIM * GDN_CHUNK_MAX + 2 * GDN_CHUNK_MAX * GDN_CHUNK_LD_MAX + \
+     2 * GDN_CHUNK_MAX)
+
+typedef struct gdn_chunk_keys_args {
+    int n;
+    int dk;
+    int l2norm;
+    float scale;
+    const float *k;
+    int64_t ks;
+    const float *q;
+    int64_t qs;
+    float *kq;
+    float *kt;
+    float *kk;
+    float *qk;
+} gdn_chunk_keys_args;
+
+typedef struct gdn_chunk_args {
+    int n;
+    int dk;
+    int dv;
+    int64_t ld;
+    const float *kq;
+    const float *kt;
+    const float *kk;
+    const float *qk;
+    const float *decay;
+    const float *beta;
+    const float *v;
+    int64_t ldv;
+    float *dl;
+    float *st;
+    float *y;
+    int64_t ldy;
+    float *work;
+} gdn_chunk_args;
+
+typedef void (*gdn_chunk_keys_fn)(const gdn_chunk_keys_args *a);
+typedef void (*gdn_chunk_fn)(const gdn_chunk_args *a);
+/* dst[c][r] = src[r][c] for r < rows, c < cols (1..256 each); row strides ls, ld; unit inner
+ * strides; no overlap. Moves a state tile between the pool ([Dv][Dk] rows) and S^T. */
+typedef void (*gdn_chunk_transpose_fn)(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld);
+
+void gdn_chunk_keys_f32__scalar(const gdn_chunk_keys_args *a);
+void gdn_chunk_keys_f32__avx2(const gdn_chunk_keys_args *a);
+void gdn_chunk_keys_f32__avx512(const gdn_chunk_keys_args *a);
+void gdn_chunk_f32__scalar(const gdn_chunk_args *a);
+void gdn_chunk_f32__avx2(const gdn_chunk_args *a);
+void gdn_chunk_f32__avx512(const gdn_chunk_args *a);
+void gdn_chunk_transpose_f32__scalar(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld);
+void gdn_chunk_transpose_f32__avx2(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld);
+void gdn_chunk_transpose_f32__avx512(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld);
+
+/* --- the driver (chunked.c) ------------------------------------------------------------------ */
+
+struct gdn_context;
+
+/* Floats of per-thread scratch the chunked driver needs (64-byte alignment included). */
+size_t gdn_cpu_chunked_scratch_floats(void);
+
+/* Whether sequence n of the plan runs chunked: problem.algo CHUNKED, or AUTO and the sequence has
+ * at least GDN_CHUNK_AUTO_MIN_T tokens; never when states are captured (the token loop does that). */
+int gdn_cpu_use_chunked(const gdn_plan *p, int64_t n);
+
+/* Work item (sequence n, value head h, state rows [v0, v0 + vn)) of the token loop's enumeration
+ * (driver.c), run chunked: the item of the first value head of each group of value heads that
+ * share a key head (at most as many as fit the scratch) runs the whole group, so the key part of
+ * every chunk is computed once for the group; the items of the other heads of a group do nothing.
+ * Reads the read slots, writes the write slots and out. */
+void gdn_cpu_chunked_item(const struct gdn_context *ctx, const gdn_plan *p, float *scratch, int64_t n, int h,
+                          int v0, int vn);
+
+#endif

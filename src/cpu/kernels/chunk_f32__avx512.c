@@ -1,0 +1,407 @@
+/*
+ * chunk_f32__avx512.c — one chunk of the chunkwise (WY/UT, W-free) GDN algorithm, AVX-512 F.
+ *
+ * Math, shapes and memory contract: chunked.h. Per chunk of n tokens (c = n rounded up to 16):
+ *   key part (per key head):
+ *     kq <- [k_r rsqrt(|k_r|^2 + 1e-6); scale q_r rsqrt(|q_r|^2 + 1e-6)]  (norms when l2norm)
+ *     Kt     = K^T [dk][c] (zero columns past n)                                 16x16 transposes
+ *     KK, QK = K Kt, Q Kt  [n][c]   only the 16-column blocks at or left of the diagonal
+ *   value part (per value head, state tile S^T [dk][dv]):
+ *     -A, P  from KK, QK and Gamma (running products of the decays, row by row, vector along j):
+ *            -A[i][j] = (-b_i Gamma_ij) KK_ij  (j < i),  P[i][j] = Gamma_ij QK_ij  (j <= i),
+ *            every other entry 0 by select (masked ops); gam_r = d_0..d_r; wc_r = Gamma[n-1][r]
+ *     X      = [K; Q] S^T                   [2n][dv]   (one product: S^T is streamed once)
+ *     B      = b_r (v_r - gam_r X_r)        [n][dv]    (fnmadd, then multiply)
+ *     Delta  = B + (-A) Delta               forward substitution, rows in blocks of 4
+ *     y      = diag(gam) Y + P Delta        triangular: a row block reads P columns up to its last row
+ *     S^T   <- gam_{n-1} S^T + (Kt diag(wc)) Delta
+ *
+ * Products (all C (+)= A B with A broadcast one element at a time and B, C vectors along the
+ * columns): register tiles of up to 24 zmm accumulators: 6 rows x 64 columns (4 loads of B and 6
+ * broadcasts of A per 24 FMA), 8 x 48, 12 x 32 or 12 x 16 for the narrow products; columns in
+ * blocks of 64 outside (the B panel stays in L1), row blocks inside. A tile that starts from C_in
+ * (y, S^T) loads it scaled once, then adds its products in order of the inner index p: the same
+ * operations for every column, so the result of a column does not depend on dv, ld, the tile it
+ * falls in, or the thread.
+ *
+ * Assumptions: value part dv % 16 == 0 and ld % 16 == 0 (the driver sends other sizes to scalar);
+ * any 1 <= dk <= 256, 1 <= n <= GDN_CHUNK_MAX; no alignment needed (work is 64-byte aligned).
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "cpu/chunked.h"
+
+#define GDN_AI static inline __attribute__((always_inline))
+
+enum { MR = 12, NR = 4, FR = 4 };
+
+/* rows of a tile for nr column vectors: at most 24 accumulators */
+static inline int rows_for(int nr)
+{
+    return nr >= 4 ? 6 : nr == 3 ? 8 : 12;
+}
+
+typedef enum tri { TRI_NONE, TRI_P, TRI_N } tri;
+
+/* C[M][N] = (Cin ? scale_i * Cin : 0) + A[M][P] B[P][N]; N % 16 == 0. TRI_P: row block i0 uses
+ * only p < i0 + mr (A is zero above its diagonal); TRI_N: row block i0 computes only the columns
+ * below round16(i0 + mr) (the rest is left unwritten). */
+typedef struct mm {
+    int M, N, P;
+    const float *A;
+    int64_t lda;
+    const float *B;
+    int64_t ldb;
+    float *C;
+    int64_t ldc;
+    const float *Cin; /* may equal C (in place) */
+    int64_t ldi;
+    const float *rs;  /* per-row scale of Cin, or NULL: cs */
+    float cs;
+    tri tr;
+} mm;
+
+GDN_AI void tile(const mm *m, const int mr, const int nr, int i0, int n0, int P)
+{
+    __m512 acc[MR][NR];
+    const float *a = m->A + i0 * m->lda;
+    const float *b = m->B + n0;
+    if (m->Cin) {
+#pragma GCC unroll 12
+        for (int i = 0; i < mr; i++) {
+            const __m512 s = _mm512_set1_ps(m->rs ? m->rs[i0 + i] : m->cs);
+            const float *ci = m->Cin + (i0 + i) * m->ldi + n0;
+#pragma GCC unroll 4
+            for (int c = 0; c < nr; c++)
+                acc[i][c] = _mm512_mul_ps(s, _mm512_loadu_ps(ci + 16 * c));
+        }
+    } else {
+#pragma GCC unroll 12
+        for (int i = 0; i < mr; i++)
+#pragma GCC unroll 4
+            for (int c = 0; c < nr; c++)
+                acc[i][c] = _mm512_setzero_ps();
+    }
+    const int64_t lda = m->lda, ldb = m->ldb;
+#pragma GCC unroll 2
+    for (int p = 0; p < P; p++) {
+        __m512 bv[NR];
+#pragma GCC unroll 4
+        for (int c = 0; c < nr; c++)
+            bv[c] = _mm512_loadu_ps(b + p * ldb + 16 * c);
+#pragma GCC unroll 12
+        for (int i = 0; i < mr; i++) {
+            const __m512 av = _mm512_set1_ps(a[i * lda + p]);
+#pragma GCC unroll 4
+            for (int c = 0; c < nr; c++)
+                acc[i][c] = _mm512_fmadd_ps(av, bv[c], acc[i][c]);
+        }
+    }
+#pragma GCC unroll 12
+    for (int i = 0; i < mr; i++) {
+        float *ci = m->C + (i0 + i) * m->ldc + n0;
+#pragma GCC unroll 4
+        for (int c = 0; c < nr; c++)
+            _mm512_storeu_ps(ci + 16 * c, acc[i][c]);
+    }
+}
+
+#define TILE_CASE(R, N)                  \
+    case (R) * 8 + (N):                  \
+        tile(m, (R), (N), i0, n0, P);    \
+        break;
+#define TILE_ROWS6(N) TILE_CASE(1, N) TILE_CASE(2, N) TILE_CASE(3, N) TILE_CASE(4, N) TILE_CASE(5, N) TILE_CASE(6, N)
+#define TILE_ROWS8(N) TILE_ROWS6(N) TILE_CASE(7, N) TILE_CASE(8, N)
+#define TILE_ROWS12(N) TILE_ROWS8(N) TILE_CASE(9, N) TILE_CASE(10, N) TILE_CASE(11, N) TILE_CASE(12, N)
+
+static void run_tile(const mm *m, int mr, int nr, int i0, int n0, int P)
+{
+    switch (mr * 8 + nr) {
+        TILE_ROWS12(1) TILE_ROWS12(2) TILE_ROWS8(3) TILE_ROWS6(4)
+    default: break;
+    }
+}
+
+static void gemm(const mm *m)
+{
+    for (int n0 = 0; n0 < m->N; n0 += 16 * NR) {
+        const int nr = (m->N - n0) / 16 < NR ? (m->N - n0) / 16 : NR;
+        const int rb = rows_for(nr);
+        for (int i0 = 0; i0 < m->M; i0 += rb) {
+            const int mr = m->M - i0 < rb ? m->M - i0 : rb;
+            int P = m->P, nrr = nr;
+            if (m->tr == TRI_P && P > i0 + mr)
+                P = i0 + mr;
+            if (m->tr == TRI_N) {
+                const int ne = (i0 + mr + 15) / 16 * 16;
+                if (n0 >= ne)
+                    continue;
+                if ((ne - n0) / 16 < nrr)
+                    nrr = (ne - n0) / 16;
+            }
+            run_tile(m, mr, nrr, i0, n0, P);
+        }
+    }
+}
+
+/* In-register 16x16 transpose: m[i] holds row i on entry, column i on exit. */
+GDN_AI void transpose16(__m512 m[16])
+{
+    __m512 t[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(m[i], m[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(m[i], m[i + 1]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i += 4) {
+        m[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        m[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        m[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        m[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 4; i++) {
+        t[i] = _mm512_shuffle_f32x4(m[i], m[i + 4], _MM_SHUFFLE(2, 0, 2, 0));
+        t[i + 4] = _mm512_shuffle_f32x4(m[i], m[i + 4], _MM_SHUFFLE(3, 1, 3, 1));
+        t[i + 8] = _mm512_shuffle_f32x4(m[i + 8], m[i + 12], _MM_SHUFFLE(2, 0, 2, 0));
+        t[i + 12] = _mm512_shuffle_f32x4(m[i + 8], m[i + 12], _MM_SHUFFLE(3, 1, 3, 1));
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 8; i++) {
+        m[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], _MM_SHUFFLE(2, 0, 2, 0));
+        m[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], _MM_SHUFFLE(3, 1, 3, 1));
+    }
+}
+
+void gdn_chunk_transpose_f32__avx512(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld)
+{
+    for (int r0 = 0; r0 < rows; r0 += 16) {
+        const int rn = rows - r0 < 16 ? rows - r0 : 16;
+        for (int c0 = 0; c0 < cols; c0 += 16) {
+            const int cn = cols - c0 < 16 ? cols - c0 : 16;
+            const __mmask16 cm = (__mmask16)((1u << cn) - 1u), rm = (__mmask16)((1u << rn) - 1u);
+            __m512 m[16];
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++)
+                m[i] = i < rn ? _mm512_maskz_loadu_ps(cm, src + (r0 + i) * ls + c0) : _mm512_setzero_ps();
+            transpose16(m);
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++)
+                if (i < cn)
+                    _mm512_mask_storeu_ps(dst + (c0 + i) * ld + r0, rm, m[i]);
+        }
+    }
+}
+
+/* kt[k][r] = k_r[k] for r < n, 0 for n <= r < c. */
+static void transpose_k(const float *kq, int n, int dk, int c, float *kt)
+{
+    for (int r0 = 0; r0 < c; r0 += 16) {
+        for (int k0 = 0; k0 < dk; k0 += 16) {
+            const int kn = dk - k0 < 16 ? dk - k0 : 16;
+            const __mmask16 km = (__mmask16)((1u << kn) - 1u);
+            __m512 m[16];
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++)
+                m[i] = r0 + i < n ? _mm512_maskz_loadu_ps(km, kq + (int64_t)(r0 + i) * dk + k0) : _mm512_setzero_ps();
+            transpose16(m);
+#pragma GCC unroll 16
+            for (int i = 0; i < 16; i++)
+                if (i < kn)
+                    _mm512_storeu_ps(kt + (int64_t)(k0 + i) * c + r0, m[i]);
+        }
+    }
+}
+
+/* Gamma row by row: -A from KK into na, P from QK into pm (qk NULL: none); gam, wc. Blocks right
+ * of the diagonal are written as zeros without reading KK or QK there (never computed). */
+static void gates(int n, int c, const float *decay, const float *beta, const float *kk, const float *qk, float *na,
+                  float *pm, float *gam, float *wc)
+{
+    const int nc = c / 16;
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 prev[GDN_CHUNK_MAX / 16];
+    for (int b = 0; b < nc; b++)
+        prev[b] = _mm512_setzero_ps();
+    float g = 1.0f;
+    for (int i = 0; i < n; i++) {
+        const __m512 d = _mm512_set1_ps(decay[i]), nb = _mm512_set1_ps(-beta[i]);
+        const __m512i ii = _mm512_set1_epi32(i);
+        g *= decay[i];
+        gam[i] = g;
+        for (int b = 0; b < nc; b++) {
+            const __m512i j = _mm512_add_epi32(iota, _mm512_set1_epi32(16 * b));
+            const __mmask16 lt = _mm512_cmplt_epi32_mask(j, ii), le = _mm512_cmple_epi32_mask(j, ii);
+            const __m512 gr = _mm512_mask_mul_ps(_mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(j, ii), one), lt,
+                                                 prev[b], d);
+            prev[b] = gr;
+            const int64_t o = (int64_t)i * c + 16 * b;
+            if (16 * b > i) {
+                _mm512_storeu_ps(na + o, _mm512_setzero_ps());
+                if (qk)
+                    _mm512_storeu_ps(pm + o, _mm512_setzero_ps());
+                continue;
+            }
+            _mm512_storeu_ps(na + o, _mm512_maskz_mul_ps(lt, _mm512_mul_ps(nb, gr), _mm512_loadu_ps(kk + o)));
+            if (qk)
+                _mm512_storeu_ps(pm + o, _mm512_maskz_mul_ps(le, gr, _mm512_loadu_ps(qk + o)));
+        }
+    }
+    for (int b = 0; b < nc; b++)
+        _mm512_storeu_ps(wc + 16 * b, prev[b]);
+}
+
+/* Rows r0 .. r0+rb-1 of Delta (in place over B in dl), columns n0 .. n0 + 16 nr. */
+GDN_AI void fsub_tile(const int rb, const int nr, int r0, int n0, const float *na, int c, float *v, int64_t ld)
+{
+    __m512 acc[FR][NR];
+#pragma GCC unroll 4
+    for (int i = 0; i < rb; i++)
+#pragma GCC unroll 4
+        for (int q = 0; q < nr; q++)
+            acc[i][q] = _mm512_loadu_ps(v + (r0 + i) * ld + n0 + 16 * q);
+#pragma GCC unroll 2
+    for (int j = 0; j < r0; j++) {
+        __m512 bv[NR];
+#pragma GCC unroll 4
+        for (int q = 0; q < nr; q++)
+            bv[q] = _mm512_loadu_ps(v + j * ld + n0 + 16 * q);
+#pragma GCC unroll 4
+        for (int i = 0; i < rb; i++) {
+            const __m512 av = _mm512_set1_ps(na[(r0 + i) * c + j]);
+#pragma GCC unroll 4
+            for (int q = 0; q < nr; q++)
+                acc[i][q] = _mm512_fmadd_ps(av, bv[q], acc[i][q]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < rb; i++)
+#pragma GCC unroll 4
+        for (int i2 = i + 1; i2 < rb; i2++) {
+            const __m512 av = _mm512_set1_ps(na[(r0 + i2) * c + r0 + i]);
+#pragma GCC unroll 4
+            for (int q = 0; q < nr; q++)
+                acc[i2][q] = _mm512_fmadd_ps(av, acc[i][q], acc[i2][q]);
+        }
+#pragma GCC unroll 4
+    for (int i = 0; i < rb; i++)
+#pragma GCC unroll 4
+        for (int q = 0; q < nr; q++)
+            _mm512_storeu_ps(v + (r0 + i) * ld + n0 + 16 * q, acc[i][q]);
+}
+
+#define FSUB_CASE(R, N)                                 \
+    case (R) * 8 + (N):                                 \
+        fsub_tile((R), (N), r0, n0, na, c, v, ld);      \
+        break;
+#define FSUB_ROW(R) FSUB_CASE(R, 1) FSUB_CASE(R, 2) FSUB_CASE(R, 3) FSUB_CASE(R, 4)
+
+static void forward_subst(int n, int dv, const float *na, int c, float *v, int64_t ld)
+{
+    for (int n0 = 0; n0 < dv; n0 += 16 * NR) {
+        const int nr = (dv - n0) / 16 < NR ? (dv - n0) / 16 : NR;
+        for (int r0 = 0; r0 < n; r0 += FR) {
+            const int rb = n - r0 < FR ? n - r0 : FR;
+            switch (rb * 8 + nr) {
+                FSUB_ROW(1) FSUB_ROW(2) FSUB_ROW(3) FSUB_ROW(4)
+            default: break;
+            }
+        }
+    }
+}
+
+/* dst[0..dk) = s * x[0..dk) */
+static void scale_row(const float *x, int dk, float s, float *dst)
+{
+    const __m512 sv = _mm512_set1_ps(s);
+    int i = 0;
+    for (; i + 16 <= dk; i += 16)
+        _mm512_storeu_ps(dst + i, _mm512_mul_ps(sv, _mm512_loadu_ps(x + i)));
+    if (i < dk) {
+        const __mmask16 m = (__mmask16)((1u << (dk - i)) - 1u);
+        _mm512_mask_storeu_ps(dst + i, m, _mm512_mul_ps(sv, _mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+
+/* 1 / sqrt(sum x^2 + 1e-6) */
+static float inv_norm(const float *x, int dk)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 32 <= dk; i += 32) {
+        const __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16);
+        a0 = _mm512_fmadd_ps(x0, x0, a0);
+        a1 = _mm512_fmadd_ps(x1, x1, a1);
+    }
+    for (; i < dk; i += 16) {
+        const __mmask16 m = dk - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (dk - i)) - 1u);
+        const __m512 x0 = _mm512_maskz_loadu_ps(m, x + i);
+        a0 = _mm512_fmadd_ps(x0, x0, a0);
+    }
+    return 1.0f / sqrtf(_mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) + 1e-6f);
+}
+
+void gdn_chunk_keys_f32__avx512(const gdn_chunk_keys_args *a)
+{
+    const int n = a->n, dk = a->dk, c = (n + 15) / 16 * 16;
+    float *K = a->kq, *Q = a->kq + (int64_t)n * dk;
+    for (int r = 0; r < n; r++) {
+        const float *kr = a->k + r * a->ks;
+        scale_row(kr, dk, a->l2norm ? inv_norm(kr, dk) : 1.0f, K + (int64_t)r * dk);
+        if (a->q) {
+            const float *qr = a->q + r * a->qs;
+            scale_row(qr, dk, a->l2norm ? a->scale * inv_norm(qr, dk) : a->scale, Q + (int64_t)r * dk);
+        }
+    }
+    transpose_k(K, n, dk, c, a->kt);
+    mm m = {n, c, dk, K, dk, a->kt, c, a->kk, c, NULL, 0, NULL, 0.0f, TRI_N};
+    gemm(&m);
+    if (a->q) {
+        m.A = Q;
+        m.C = a->qk;
+        gemm(&m);
+    }
+}
+
+void gdn_chunk_f32__avx512(const gdn_chunk_args *a)
+{
+    const int n = a->n, dk = a->dk, dv = a->dv, c = (n + 15) / 16 * 16;
+    const int64_t ld = a->ld;
+    float *na = a->work;                                   /* [n][c]  -A */
+    float *pm = na + GDN_CHUNK_MAX * GDN_CHUNK_MAX;        /* [n][c]  P  */
+    float *ktw = pm + GDN_CHUNK_MAX * GDN_CHUNK_MAX;       /* [dk][c] */
+    float *x = ktw + GDN_MAX_HEAD_DIM * GDN_CHUNK_MAX;     /* [2n][ld] */
+    float *gam = x + 2 * GDN_CHUNK_MAX * GDN_CHUNK_LD_MAX; /* [n] */
+    float *wc = gam + GDN_CHUNK_MAX;                       /* [c] */
+    const int out = a->qk != NULL;
+
+    gates(n, c, a->decay, a->beta, a->kk, a->qk, na, pm, gam, wc);
+    for (int k = 0; k < dk; k++)
+        for (int b = 0; b < c; b += 16)
+            _mm512_storeu_ps(ktw + k * c + b,
+                             _mm512_mul_ps(_mm512_loadu_ps(a->kt + k * c + b), _mm512_loadu_ps(wc + b)));
+
+    /* X = K S^T, Y = Q S^T */
+    mm mx = {out ? 2 * n : n, dv, dk, a->kq, dk, a->st, ld, x, ld, NULL, 0, NULL, 0.0f, TRI_NONE};
+    gemm(&mx);
+    /* B = b (v - gam X) */
+    for (int r = 0; r < n; r++) {
+        const __m512 gr = _mm512_set1_ps(gam[r]), br = _mm512_set1_ps(a->beta[r]);
+        const float *vr = a->v + r * a->ldv, *xr = x + r * ld;
+        float *dr = a->dl + r * ld;
+        for (int j = 0; j < dv; j += 16)
+            _mm512_storeu_ps(dr + j, _mm512_mul_ps(br, _mm512_fnmadd_ps(gr, _mm512_loadu_ps(xr + j),
+                                                                         _mm512_loadu_ps(vr + j))));
+    }
+    forward_subst(n, dv, na, c, a->dl, ld);
+    if (out) {
+        mm my = {n, dv, n, pm, c, a->dl, ld, a->y, a->ldy, x + n * ld, ld, gam, 0.0f, TRI_P};
+        gemm(&my);
+    }
+    mm ms = {dk, dv, n, ktw, c, a->dl, ld, a->st, ld, a->st, ld, NULL, gam[n - 1], TRI_NONE};
+    gemm(&ms);
+}

@@ -1,0 +1,529 @@
+/*
+ * backend.cu — the host side of the CUDA backend (cuda_backend.h): device selection, the device
+ * words of a context, the launch of a validated plan (check kernel when the call has index arrays,
+ * then the compute kernel as its programmatic dependent), deferred errors, and the helpers the
+ * tests, the tool and the timing program use. The caller's current device is restored after every
+ * call (a library must not change it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_backend.h"
+#include "cuda/params.cuh"
+
+struct gdn_cuda_context {
+    int device;
+    cudaStream_t stream;
+    int num_sms;
+    int pdl;                     /* programmatic dependent launches (compute capability >= 9;
+                                    GDN_CUDA_PDL=0 turns them off, for measurements) */
+    int rpt;                     /* GDN_CUDA_RPT (tuning): rows per thread, 0 = automatic */
+    gdn_cuda_words *words;       /* device */
+    gdn_cuda_words *host_words;  /* pinned, for synchronize */
+    unsigned long long *stamps;  /* device, zero between calls */
+    int64_t stamps_cap;
+};
+
+namespace {
+/* Make `device` current for the scope; restore the caller's device after. */
+struct device_scope {
+    int old = -1;
+    explicit device_scope(int device)
+    {
+        if (cudaGetDevice(&old) != cudaSuccess) {
+            (void)cudaGetLastError();
+            old = -1;
+        }
+        if (old != device)
+            (void)cudaSetDevice(device);
+    }
+    ~device_scope()
+    {
+        int cur = -1;
+        if (old >= 0 && cudaGetDevice(&cur) == cudaSuccess && cur != old)
+            (void)cudaSetDevice(old);
+    }
+};
+} // namespace
+
+static gdn_status cuda_fail(gdn_status st, char *err, size_t err_len, const char *what, cudaError_t e)
+{
+    snprintf(err, err_len, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    return st;
+}
+
+gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    if (device < 0) {
+        snprintf(err, err_len, "desc.device = %d: must be >= 0", device);
+        return GDN_STATUS_INVALID_ARGUMENT;
+    }
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        (void)cudaGetLastError();
+        snprintf(err, err_len, "desc.backend: no CUDA device (%s)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports none");
+        return GDN_STATUS_BACKEND_UNAVAILABLE;
+    }
+    if (device >= count) {
+        snprintf(err, err_len, "desc.device = %d: this machine has %d CUDA device%s", device, count,
+                 count == 1 ? "" : "s");
+        return GDN_STATUS_BACKEND_UNAVAILABLE;
+    }
+    gdn_cuda_context *c = (gdn_cuda_context *)calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, err_len, "gdn_context_create: cannot allocate the context");
+        return GDN_STATUS_OUT_OF_MEMORY;
+    }
+    device_scope scope(device);
+    c->device = device;
+    c->stream = (cudaStream_t)stream;
+    int major = 0;
+    if ((e = cudaDeviceGetAttribute(&c->num_sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) != cudaSuccess) {
+        free(c);
+        (void)cudaGetLastError();
+        return cuda_fail(GDN_STATUS_BACKEND_UNAVAILABLE, err, err_len, "desc.device", e);
+    }
+    if (major < 8) {
+        free(c);
+        snprintf(err, err_len, "desc.device = %d: compute capability %d.x; gdn's CUDA kernels need 8.0 or newer",
+                 device, major);
+        return GDN_STATUS_BACKEND_UNAVAILABLE;
+    }
+    const char *pdl = getenv("GDN_CUDA_PDL"); /* tuning: 0 = plain stream order */
+    c->pdl = major >= 9 && !(pdl && pdl[0] == '0');
+    const char *rpt = getenv("GDN_CUDA_RPT");
+    c->rpt = rpt ? atoi(rpt) : 0;
+    if ((e = cudaMalloc((void **)&c->words, sizeof *c->words)) != cudaSuccess ||
+        (e = cudaMemset(c->words, 0, sizeof *c->words)) != cudaSuccess ||
+        (e = cudaMallocHost((void **)&c->host_words, sizeof *c->host_words)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cudaFree(c->words);
+        free(c);
+        return cuda_fail(GDN_STATUS_OUT_OF_MEMORY, err, err_len, "gdn_context_create: device memory", e);
+    }
+    *out = c;
+    return GDN_STATUS_SUCCESS;
+}
+
+void gdn_cuda_context_destroy(gdn_cuda_context *c)
+{
+    if (!c)
+        return;
+    device_scope scope(c->device);
+    if (c->stream)
+        (void)cudaStreamSynchronize(c->stream);
+    else
+        (void)cudaDeviceSynchronize();
+    cudaFree(c->stamps);
+    cudaFree(c->words);
+    cudaFreeHost(c->host_words);
+    (void)cudaGetLastError();
+    free(c);
+}
+
+void *gdn_cuda_context_stream(const gdn_cuda_context *c)
+{
+    return c ? (void *)c->stream : NULL;
+}
+
+const char *gdn_cuda_kernel_name(int k_dim)
+{
+    return gdn_cuda_recurrent_name(k_dim);
+}
+
+static void copy_strides(int64_t *dst, const gdn_view *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        dst[i] = v->st[i];
+}
+
+gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, size_t err_len)
+{
+    device_scope scope(c->device);
+    gdn_cuda_params p;
+    memset(&p, 0, sizeof p);
+    p.Hk = pl->Hk;
+    p.Hv = pl->Hv;
+    p.Dk = pl->Dk;
+    p.Dv = pl->Dv;
+    p.ratio = pl->ratio;
+    p.grouped = pl->head_map == GDN_HEADS_GROUPED;
+    p.gate = (int)pl->gate;
+    p.l2norm = pl->l2norm;
+    p.kv_layout = pl->layout == GDN_STATE_KV;
+    p.dtype = (int)pl->dtype;
+    p.out_dtype = (int)pl->out_dtype;
+    p.gate_dtype = (int)pl->gate_dtype;
+    p.scale = pl->scale;
+    p.B = pl->B;
+    p.T = pl->T;
+    p.N = pl->N;
+    p.cu = pl->cu;
+    p.cu_i64 = pl->cu_type == GDN_INDEX_I64;
+    p.q = pl->q.data;
+    p.k = pl->k.data;
+    p.v = pl->v.data;
+    p.g = pl->g.data;
+    p.beta = pl->beta.data;
+    copy_strides(p.qs, &pl->q, 4);
+    copy_strides(p.ks, &pl->k, 4);
+    copy_strides(p.vs, &pl->v, 4);
+    copy_strides(p.gs, &pl->g, 3);
+    copy_strides(p.bs, &pl->beta, 3);
+    p.A_log = pl->A_log;
+    p.dt_bias = pl->dt_bias;
+    if (pl->has_out) {
+        p.out = pl->out.data;
+        copy_strides(p.os, &pl->out, 4);
+    }
+    if (pl->has_pool) {
+        p.pool = (float *)pl->pool.data;
+        copy_strides(p.ps, &pl->pool, 4);
+        p.num_slots = pl->num_slots;
+        p.read_slots = pl->read_slots;
+        p.write_slots = pl->write_slots;
+    }
+    p.cap_mode = (int)pl->cap_mode;
+    if (pl->cap_mode != GDN_CAPTURE_NONE) {
+        p.cap = (float *)pl->cap.data;
+        copy_strides(p.cs, &pl->cap, pl->cap_mode == GDN_CAPTURE_DENSE ? 5 : 4);
+        p.cap_num_slots = pl->cap_num_slots;
+        p.cap_slots = pl->cap_slots;
+        p.cap_slots_stride = pl->cap_slots_stride;
+        p.same_pool = pl->cap_mode == GDN_CAPTURE_SLOTS && pl->has_pool && pl->cap.data == pl->pool.data;
+    }
+    p.words = c->words;
+
+    cudaError_t e;
+    if (!pl->has_pool && pl->T == 0)
+        return GDN_STATUS_SUCCESS; /* no tokens and no states: nothing to read or write */
+    if (pl->N > (INT64_C(1) << 40) / pl->Hv) {
+        snprintf(err, err_len, "batch: %lld sequences x %d value heads: more than 2^40 work items are not supported "
+                 "by the CUDA backend", (long long)pl->N, pl->Hv);
+        return GDN_STATUS_UNSUPPORTED;
+    }
+    const int need_check = pl->cu || pl->read_slots || pl->write_slots || pl->cap_mode == GDN_CAPTURE_SLOTS;
+    if (need_check) {
+        const int64_t want = (pl->has_pool ? pl->num_slots : 0) +
+                             (pl->cap_mode == GDN_CAPTURE_SLOTS && !p.same_pool ? pl->cap_num_slots : 0);
+        if (want > c->stamps_cap) {
+            unsigned long long *s = NULL;
+            if ((e = cudaMalloc((void **)&s, (size_t)want * sizeof *s)) != cudaSuccess ||
+                (e = cudaMemsetAsync(s, 0, (size_t)want * sizeof *s, c->stream)) != cudaSuccess) {
+                (void)cudaGetLastError();
+                cudaFree(s);
+                snprintf(err, err_len, "state.pool: cannot allocate %lld slot stamps on the device for the slot "
+                         "checks (%s; the first call with a larger pool cannot be captured into a graph)",
+                         (long long)want, cudaGetErrorString(e));
+                return GDN_STATUS_OUT_OF_MEMORY;
+            }
+            if (c->stamps) {
+                (void)cudaStreamSynchronize(c->stream); /* the old stamps may still be in use */
+                cudaFree(c->stamps);
+            }
+            c->stamps = s;
+            c->stamps_cap = want;
+        }
+        p.stamps = c->stamps;
+        p.checked = 1;
+        if ((e = gdn_cuda_launch_check(&p, c->stream, c->pdl)) != cudaSuccess)
+            return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_forward: the index check kernel did not launch", e);
+    }
+    if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_forward: the kernel did not launch", e);
+    }
+    return GDN_STATUS_SUCCESS;
+}
+
+static void conflict_message(char *err, size_t err_len, const char *name, const gdn_cuda_error *x)
+{
+    const char *what = x->sub == 1 ? "written" : "read";
+    if (x->other < 0)
+        snprintf(err, err_len, "%s[%lld] = %lld (sequence %lld): slot is also %s by several other sequences", name,
+                 (long long)x->index, (long long)x->value, (long long)x->seq, what);
+    else if (x->other == x->seq)
+        snprintf(err, err_len, "%s[%lld] = %lld (sequence %lld): slot is written twice by this sequence", name,
+                 (long long)x->index, (long long)x->value, (long long)x->seq);
+    else
+        snprintf(err, err_len, "%s[%lld] = %lld (sequence %lld): slot is also %s by sequence %lld", name,
+                 (long long)x->index, (long long)x->value, (long long)x->seq, what, (long long)x->other);
+}
+
+static void error_message(const gdn_cuda_error *x, char *err, size_t err_len)
+{
+    char msg[400];
+    const long long i = x->index, v = x->value, o = x->other;
+    switch (x->code) {
+    case GDN_CUDA_ERR_CU_FIRST: snprintf(msg, sizeof msg, "cu_seqlens[0] = %lld: must be 0", v); break;
+    case GDN_CUDA_ERR_CU_DECREASING:
+        snprintf(msg, sizeof msg, "cu_seqlens[%lld] = %lld: decreasing (cu_seqlens[%lld] = %lld)", i, v, i - 1, o);
+        break;
+    case GDN_CUDA_ERR_CU_PAST:
+        snprintf(msg, sizeof msg, "cu_seqlens[%lld] = %lld: past the %lld tokens of the batch (seq_len)", i, v, o);
+        break;
+    case GDN_CUDA_ERR_CU_LAST:
+        snprintf(msg, sizeof msg, "cu_seqlens[%lld] = %lld: must equal seq_len = %lld (T_total)", i, v, o);
+        break;
+    case GDN_CUDA_ERR_STRIDE:
+        snprintf(msg, sizeof msg, "capture.slots_stride = %lld: shorter than sequence %lld (%lld tokens)", v,
+                 (long long)x->seq, o);
+        break;
+    case GDN_CUDA_ERR_READ_RANGE:
+        snprintf(msg, sizeof msg, "state.read_slots[%lld] = %lld: past the pool of %lld slots", i, v, o);
+        break;
+    case GDN_CUDA_ERR_WRITE_RANGE:
+        snprintf(msg, sizeof msg, "state.write_slots[%lld] = %lld: past the pool of %lld slots", i, v, o);
+        break;
+    case GDN_CUDA_ERR_CAP_RANGE:
+        snprintf(msg, sizeof msg, "capture.slots[%lld] = %lld: past the capture pool of %lld slots", i, v, o);
+        break;
+    case GDN_CUDA_ERR_WRITE_CONFLICT: conflict_message(msg, sizeof msg, "state.write_slots", x); break;
+    case GDN_CUDA_ERR_CAP_CONFLICT: conflict_message(msg, sizeof msg, "capture.slots", x); break;
+    default: snprintf(msg, sizeof msg, "unknown device error code %d", (int)x->code); break;
+    }
+    snprintf(err, err_len, "%s (found on the device; that gdn_forward call wrote nothing)", msg);
+}
+
+gdn_status gdn_cuda_synchronize(gdn_cuda_context *c, char *err, size_t err_len)
+{
+    device_scope scope(c->device);
+    cudaError_t e = c->stream ? cudaStreamSynchronize(c->stream) : cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_context_synchronize", e);
+    }
+    if ((e = cudaMemcpy(c->host_words, c->words, sizeof *c->words, cudaMemcpyDeviceToHost)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_context_synchronize: reading the error word", e);
+    }
+    if (c->host_words->first.code == GDN_CUDA_ERR_NONE)
+        return GDN_STATUS_SUCCESS;
+    const gdn_cuda_error x = c->host_words->first;
+    if ((e = cudaMemset(&c->words->first, 0, sizeof c->words->first)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_context_synchronize: clearing the error word", e);
+    }
+    error_message(&x, err, err_len);
+    return GDN_STATUS_INVALID_ARGUMENT;
+}
+
+/* --- helpers ------------------------------------------------------------------------------ */
+
+int gdn_cuda_device_count(char *name, size_t name_len)
+{
+    int count = 0;
+    if (name && name_len)
+        name[0] = '\0';
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (count > 0 && name && name_len) {
+        cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
+            snprintf(name, name_len, "%s (compute capability %d.%d, %d SMs, %.0f GiB)", prop.name, prop.major,
+                     prop.minor, prop.multiProcessorCount, (double)prop.totalGlobalMem / (1u << 30));
+    }
+    return count;
+}
+
+void *gdn_cuda_malloc(size_t bytes)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+void gdn_cuda_free(void *p)
+{
+    if (p)
+        cudaFree(p);
+}
+
+int gdn_cuda_memcpy(void *dst, const void *src, size_t bytes)
+{
+    if (cudaMemcpy(dst, src, bytes, cudaMemcpyDefault) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 1;
+    }
+    return 0;
+}
+
+int gdn_cuda_memset(void *dst, int byte, size_t bytes)
+{
+    if (cudaMemset(dst, byte, bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 1;
+    }
+    return 0;
+}
+
+void *gdn_cuda_stream_create(void)
+{
+    cudaStream_t s = NULL;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return (void *)s;
+}
+
+void gdn_cuda_stream_destroy(void *stream)
+{
+    if (stream)
+        cudaStreamDestroy((cudaStream_t)stream);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
+                                 const gdn_tensors *tensors, int n_calls, int warmup, int reps, int graph,
+                                 double *median_us, double *min_us, char *err, size_t err_len)
+{
+    gdn_cuda_context *c = gdn_context_cuda(ctx);
+    if (!c || n_calls < 1 || reps < 1 || warmup < 0) {
+        snprintf(err, err_len, "gdn_cuda_time_forward: not a CUDA context, or bad counts");
+        return GDN_STATUS_INVALID_ARGUMENT;
+    }
+    device_scope scope(c->device);
+    cudaStream_t s = c->stream;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    cudaEvent_t *ev = (cudaEvent_t *)calloc(2 * (size_t)reps, sizeof *ev);
+    double *t = (double *)calloc((size_t)reps, sizeof *t);
+    gdn_status st = GDN_STATUS_SUCCESS;
+    cudaError_t e = cudaSuccess;
+    if (!ev || !t) {
+        free(ev);
+        free(t);
+        snprintf(err, err_len, "gdn_cuda_time_forward: out of memory");
+        return GDN_STATUS_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < 2 * reps && e == cudaSuccess; i++)
+        e = cudaEventCreate(&ev[i]);
+    /* one untimed round outside capture: allocates the slot stamps, loads the module */
+    for (int i = 0; i < n_calls && st == GDN_STATUS_SUCCESS; i++)
+        st = gdn_forward(ctx, problem, batch, &tensors[i]);
+    if (st != GDN_STATUS_SUCCESS) {
+        snprintf(err, err_len, "%s", gdn_last_error(ctx));
+        goto done;
+    }
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    if (graph && e == cudaSuccess) {
+        if (!s) {
+            snprintf(err, err_len, "gdn_cuda_time_forward: graph timing needs a context with its own stream");
+            st = GDN_STATUS_INVALID_ARGUMENT;
+            goto done;
+        }
+        e = cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+        for (int i = 0; i < n_calls && e == cudaSuccess && st == GDN_STATUS_SUCCESS; i++)
+            st = gdn_forward(ctx, problem, batch, &tensors[i]);
+        if (e == cudaSuccess) {
+            const cudaError_t e2 = cudaStreamEndCapture(s, &g);
+            if (st != GDN_STATUS_SUCCESS) {
+                snprintf(err, err_len, "during capture: %s", gdn_last_error(ctx));
+                goto done;
+            }
+            e = e2;
+        }
+        if (e == cudaSuccess)
+            e = cudaGraphInstantiate(&x, g, 0);
+    }
+    for (int w = 0; w < warmup && e == cudaSuccess; w++) {
+        if (graph)
+            e = cudaGraphLaunch(x, s);
+        else
+            for (int i = 0; i < n_calls && st == GDN_STATUS_SUCCESS; i++)
+                st = gdn_forward(ctx, problem, batch, &tensors[i]);
+    }
+    for (int r = 0; r < reps && e == cudaSuccess && st == GDN_STATUS_SUCCESS; r++) {
+        e = cudaEventRecord(ev[2 * r], s);
+        if (graph && e == cudaSuccess)
+            e = cudaGraphLaunch(x, s);
+        else
+            for (int i = 0; i < n_calls && st == GDN_STATUS_SUCCESS; i++)
+                st = gdn_forward(ctx, problem, batch, &tensors[i]);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(ev[2 * r + 1], s);
+    }
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    for (int r = 0; r < reps && e == cudaSuccess; r++) {
+        float ms = 0.f;
+        e = cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]);
+        t[r] = 1000.0 * ms / n_calls;
+    }
+    if (e == cudaSuccess && st == GDN_STATUS_SUCCESS) {
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        *median_us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        *min_us = t[0];
+        st = gdn_context_synchronize(ctx);
+        if (st != GDN_STATUS_SUCCESS)
+            snprintf(err, err_len, "%s", gdn_last_error(ctx));
+    } else if (st != GDN_STATUS_SUCCESS) {
+        snprintf(err, err_len, "%s", gdn_last_error(ctx));
+    }
+done:
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        st = cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_cuda_time_forward", e);
+    }
+    if (x)
+        cudaGraphExecDestroy(x);
+    if (g)
+        cudaGraphDestroy(g);
+    for (int i = 0; i < 2 * reps; i++)
+        if (ev[i])
+            cudaEventDestroy(ev[i]);
+    free(ev);
+    free(t);
+    return st;
+}
+
+double gdn_cuda_copy_bandwidth(size_t bytes, int reps)
+{
+    void *a = NULL, *b = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    double best = 0.0;
+    double *t = (double *)calloc((size_t)(reps > 0 ? reps : 1), sizeof *t);
+    if (!t || cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess ||
+        cudaMemset(a, 1, bytes) != cudaSuccess || cudaEventCreate(&e0) != cudaSuccess ||
+        cudaEventCreate(&e1) != cudaSuccess)
+        goto done;
+    (void)cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    for (int r = 0; r < reps; r++) {
+        float ms = 0.f;
+        cudaEventRecord(e0, 0);
+        cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0);
+        cudaEventRecord(e1, 0);
+        cudaEventSynchronize(e1);
+        cudaEventElapsedTime(&ms, e0, e1);
+        t[r] = ms;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    best = 2.0 * (double)bytes / (t[reps / 2] * 1e-3);
+done:
+    (void)cudaGetLastError();
+    cudaFree(a);
+    cudaFree(b);
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    free(t);
+    return best;
+}

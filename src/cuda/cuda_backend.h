@@ -1,0 +1,78 @@
+/*
+ * cuda_backend.h — the CUDA backend as the C core sees it (C linkage; implemented in the .cu files of src/cuda).
+ * No CUDA header is needed to include it: streams and device pointers travel as void *.
+ *
+ * Contract with api.c (docs/DESIGN.md, "CUDA backend"):
+ *   - every tensor pointer and every index array (cu_seqlens, read/write slots, capture slots) is a
+ *     device pointer; the host validates everything that needs no contents (gdn_plan_make_device);
+ *   - the contents of the index arrays are checked on the device, in stream order, by a one-block
+ *     kernel that runs before the compute kernel whenever the call has index arrays; an error there
+ *     makes the compute kernel write nothing, and is reported by gdn_cuda_synchronize;
+ *   - gdn_cuda_forward only enqueues work on the context's stream (asynchronous; graph-capturable
+ *     once the slot-check memory for the largest pool exists).
+ */
+#ifndef GDN_CUDA_BACKEND_H
+#define GDN_CUDA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gdn_cuda_context gdn_cuda_context;
+
+/* Create the backend state for device `device` and stream `stream` (NULL = the default stream).
+ * BACKEND_UNAVAILABLE when there is no usable CUDA device (message in err). */
+gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **out, char *err, size_t err_len);
+
+void gdn_cuda_context_destroy(gdn_cuda_context *c);
+
+/* Enqueue a validated plan (device pointers). Returns SUCCESS once the work is enqueued; errors in
+ * the contents of index arrays surface in gdn_cuda_synchronize. */
+gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *plan, char *err, size_t err_len);
+
+/* Wait for the stream; report the first error found on the device since the last synchronize
+ * (INVALID_ARGUMENT, message naming the array and index) or a CUDA failure (INTERNAL). */
+gdn_status gdn_cuda_synchronize(gdn_cuda_context *c, char *err, size_t err_len);
+
+/* Name of the kernel a problem with this key dimension runs, e.g. "recurrent_f32__cuda_k128". */
+const char *gdn_cuda_kernel_name(int k_dim);
+
+/* --- helpers for the tests, the tool and the timing program (no CUDA headers needed) -------- */
+
+/* Number of CUDA devices (0 when there is no driver or device); name of device 0 into buf. */
+int gdn_cuda_device_count(char *name, size_t name_len);
+
+void *gdn_cuda_malloc(size_t bytes);                             /* device memory; NULL on failure */
+void gdn_cuda_free(void *p);
+int gdn_cuda_memcpy(void *dst, const void *src, size_t bytes);   /* any direction, synchronous; 0 = ok */
+int gdn_cuda_memset(void *dst, int byte, size_t bytes);          /* synchronous; 0 = ok */
+void *gdn_cuda_stream_create(void);                              /* a non-blocking stream; NULL on failure */
+void gdn_cuda_stream_destroy(void *stream);
+
+/* The CUDA state of a context (NULL for a CPU context); defined in core/api.c. */
+gdn_cuda_context *gdn_context_cuda(struct gdn_context *ctx);
+
+/* The stream of the CUDA state (as void *). */
+void *gdn_cuda_context_stream(const gdn_cuda_context *c);
+
+/* Time gdn_forward: `n_calls` argument sets tensors[0..n_calls) (e.g. the same call on different
+ * state pools, so that the state comes from HBM) are captured into one CUDA graph; after `warmup` replays, `reps`
+ * replays are timed with CUDA events; *median_us and *min_us receive the median and minimum time
+ * per call (replay time / n_calls). Returns SUCCESS, or the status of the first failing call
+ * (message in err). With graph = 0, plain launches are timed instead (events around n_calls). */
+gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
+                                 const gdn_tensors *tensors, int n_calls, int warmup, int reps, int graph,
+                                 double *median_us, double *min_us, char *err, size_t err_len);
+
+/* Device-to-device copy rate (bytes read + written per second) over `bytes`, median of reps. */
+double gdn_cuda_copy_bandwidth(size_t bytes, int reps);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * params.cuh — what the CUDA kernels receive (by value, as a kernel parameter), the device-side
+ * error words, and the launchers each .cu file provides. Internal to src/cuda.
+ *
+ * All strides count elements; all index math is 64-bit. Views follow core/plan.h: q, k [B,T,Hk,Dk];
+ * v, out [B,T,Hv,Dv]; g, beta [B,T,Hv]; pool [slots,Hv,rows,cols]; dense capture [B,T,Hv,rows,cols];
+ * slot capture [slots,Hv,rows,cols] (rows = Dv, cols = Dk for the vk layout; swapped for kv).
+ */
+#ifndef GDN_CUDA_PARAMS_CUH
+#define GDN_CUDA_PARAMS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "core/plan.h"
+
+/* Error record kept on the device: the first content error since the last synchronize. */
+typedef struct gdn_cuda_error {
+    int32_t code;  /* gdn_cuda_err_code; 0 = none */
+    int32_t sub;   /* conflicts: 1 = also written, 2 = also read */
+    int64_t index; /* element index in the array named by code */
+    int64_t value; /* the entry found there */
+    int64_t seq;   /* the sequence it belongs to */
+    int64_t other; /* conflicts: the other sequence (-1: several); cu: the previous entry; stride: length */
+} gdn_cuda_error;
+
+enum gdn_cuda_err_code {
+    GDN_CUDA_ERR_NONE = 0,
+    GDN_CUDA_ERR_CU_FIRST = 1,      /* cu_seqlens[0] != 0 */
+    GDN_CUDA_ERR_CU_DECREASING = 2, /* cu_seqlens[i] < cu_seqlens[i-1] */
+    GDN_CUDA_ERR_CU_PAST = 3,       /* cu_seqlens[i] > seq_len */
+    GDN_CUDA_ERR_CU_LAST = 4,       /* cu_seqlens[N] != seq_len */
+    GDN_CUDA_ERR_STRIDE = 5,        /* capture.slots_stride shorter than a sequence */
+    GDN_CUDA_ERR_READ_RANGE = 6,    /* state.read_slots[n] >= slots */
+    GDN_CUDA_ERR_WRITE_RANGE = 7,   /* state.write_slots[n] >= slots */
+    GDN_CUDA_ERR_CAP_RANGE = 8,     /* capture.slots[i] >= capture slots */
+    GDN_CUDA_ERR_WRITE_CONFLICT = 9,
+    GDN_CUDA_ERR_CAP_CONFLICT = 10
+};
+
+/* Device words of a context: the per-call flag the compute kernel reads, and the sticky record. */
+typedef struct gdn_cuda_words {
+    int32_t call_error; /* written by every check kernel: nonzero = this call must write nothing */
+    int32_t pad;
+    gdn_cuda_error first; /* first error since the last synchronize */
+} gdn_cuda_words;
+
+/* Division by an invariant divisor d (>= 1) as a multiply-high and a shift, for dividends < 2^31. */
+typedef struct gdn_fastdiv {
+    unsigned d, m, s;
+} gdn_fastdiv;
+void gdn_cuda_fastdiv_init(gdn_fastdiv *f, unsigned d);
+
+typedef struct gdn_cuda_params {
+    /* problem */
+    int Hk, Hv, Dk, Dv, ratio;
+    int grouped, gate, l2norm, kv_layout;
+    int dtype, out_dtype, gate_dtype;
+    float scale;
+    /* batch */
+    int64_t B, T, N;
+    const void *cu; /* NULL: dense */
+    int cu_i64;
+    /* inputs */
+    const void *q, *k, *v, *g, *beta;
+    int64_t qs[4], ks[4], vs[4], gs[3], bs[3];
+    const float *A_log, *dt_bias;
+    /* output */
+    void *out; /* NULL: none */
+    int64_t os[4];
+    /* state pool */
+    float *pool; /* NULL: none */
+    int64_t ps[4];
+    int64_t num_slots;
+    const int32_t *read_slots, *write_slots;
+    /* capture */
+    int cap_mode; /* gdn_capture_mode */
+    float *cap;
+    int64_t cs[5];
+    int64_t cap_num_slots;
+    const int32_t *cap_slots;
+    int64_t cap_slots_stride;
+    int same_pool; /* slot capture into the state pool itself */
+    /* launch */
+    int64_t items; /* N * Hv * tiles */
+    int tiles;     /* Dv tiles per head */
+    gdn_fastdiv fd_tiles, fd_hv, fd_ratio, fd_hk;
+    int qk_vec;    /* q and k rows read as 8/16-byte vectors (unit inner stride, aligned) */
+    int chunk;     /* 0: dense T = 1, inputs straight to registers; else tokens staged per warp */
+    int checked;   /* a check kernel ran first: wait for it (PDL) and obey words->call_error */
+    int early_trigger; /* let the next kernel in the stream launch at once */
+    gdn_cuda_words *words;
+    unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
+} gdn_cuda_params;
+
+/* Launchers (return the launch's cudaError_t). pdl: launch as a programmatic dependent of the
+ * previous work in the stream (Hopper); each kernel waits (griddepcontrol.wait) before it reads
+ * anything earlier work may have written. */
+cudaError_t gdn_cuda_launch_check(const gdn_cuda_params *p, cudaStream_t stream, int pdl);
+/* rpt: rows per thread override (0 = automatic). */
+cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *p, cudaStream_t stream, int num_sms, int pdl,
+                                      int rpt);
+/* The kernel name for a key dimension (static string). */
+const char *gdn_cuda_recurrent_name(int k_dim);
+
+#endif

@@ -1,0 +1,797 @@
+/*
+ * recurrent.cu — the CUDA token loop ("recurrent_f32__cuda_k<32|64|128|256>"): decode (T = 1),
+ * verify and prefill (T > 1), with optional capture of the state after every token.
+ *
+ * Math (gdn.h, docs/KERNELS.md §1), per sequence n, value head h (key head hk by the head map),
+ * token t, state row r (one row of S = a Dv index; the row runs over Dk), with the raw q, k:
+ *     qsc = scale / sqrt(|q|^2 + 1e-6), ksc = 1 / sqrt(|k|^2 + 1e-6)   (l2norm; else scale, 1)
+ *     decay, beta from the gate convention (log | linear | neglog | raw)
+ *     sk = ksc S[r].k    sq = qsc S[r].q    kq = qsc ksc k.q    (from the OLD row: one pass)
+ *     delta = beta (v[r] - decay sk)
+ *     y[r]  = decay sq + delta kq                         (= scale (S_new q_normalised))
+ *     S[r]  = decay S[r] + (delta ksc) k
+ * Arithmetic is f32 throughout; the state is f32; y is rounded to out_dtype at the store.
+ *
+ * Work decomposition: one WARP per item (sequence n, value head h, tile of RW = 4*RPT rows of Dv);
+ * blocks of 4 independent warps, no shared memory and no block barrier. Items are enumerated in
+ * 64-bit over a persistent grid (blocks = what is resident at once; no 65535 limit, any N), the
+ * item's decomposition by multiply-shift division. Inside a warp, LPR = 8 consecutive lanes share a
+ * row: lane l holds the float4s i*LPR + l (i < KV) of the row, so a row's 8 lanes read 128
+ * contiguous bytes per instruction; the 4 lane groups take rows grp, grp + 4, ... (RPT per lane).
+ * The state tile lives in registers for the whole call: read once before the first token, written
+ * once after the last (plus one store per token when capturing); meanwhile each warp prefetches the
+ * state tile of its next item into L2 (cp.async.bulk.prefetch), so HBM keeps streaming.
+ * Per token, each lane loads its slices of q and k (the same KV float4 positions), its rows' v
+ * values, g and beta directly into registers, one token ahead of the arithmetic; the lane's partial
+ * |q|^2, |k|^2, k.q and, per row, S[r].k and S[r].q are reduced together over the row's 8 lanes
+ * (three xor-shuffle rounds); the update is two FMAs per state element.
+ *
+ * Template parameters: KV = float4s per lane per row (Dk <= 32*KV; KV in 1, 2, 4, 8), RPT = rows
+ * per lane (1 or 2; KV*RPT <= 8), VEC = 16-byte state and capture accesses (vk layout, unit stride
+ * along Dk, row/head/slot strides multiples of 4 floats, 16-byte aligned bases, Dk % 4 == 0;
+ * otherwise element accesses through any strides, either layout), F32IN = q, k, v are f32 (else
+ * 16-bit), STAGED = tokens staged per warp in shared memory (T > 1; dense T = 1 loads straight to
+ * registers). q/k slices are read as one 8- or 16-byte vector when their rows are contiguous and
+ * aligned (P.qk_vec), else element by element through any strides.
+ *
+ * Index arrays (cu_seqlens, slots) are device memory. When the call has any, check.cu's kernel runs
+ * first; this kernel is its programmatic dependent (Hopper): it reads its read slot and state (every
+ * index is range-guarded, so a bad entry never leads to an access outside a view), then waits for
+ * the check (griddepcontrol.wait) and writes nothing at all if the check found an error. Without
+ * index arrays it waits for earlier work before its first load. Assumptions (validated by the host):
+ * views in range, 1 <= Dk, Dv <= 256, Hv % Hk == 0.
+ */
+#include <cuda_fp16.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <atomic>
+#include <type_traits>
+
+#include "cuda/params.cuh"
+
+#define NTHREADS 128
+#define NWARPS (NTHREADS / 32)
+#define LPR 8         /* lanes per state row */
+#define RG (32 / LPR) /* row groups per warp */
+
+/* Round to the output type, nearest even (bf16 exactly as core/dtype.h). */
+__device__ __forceinline__ void st_elem(void *base, int dtype, int64_t i, float x)
+{
+    if (dtype == GDN_DTYPE_F32) {
+        ((float *)base)[i] = x;
+    } else if (dtype == GDN_DTYPE_BF16) {
+        unsigned u = __float_as_uint(x);
+        unsigned short r;
+        if ((u & 0x7fffffffu) > 0x7f800000u)
+            r = (unsigned short)((u >> 16) | 0x0040u);
+        else
+            r = (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+        ((unsigned short *)base)[i] = r;
+    } else {
+        ((unsigned short *)base)[i] = __half_as_ushort(__float2half_rn(x));
+    }
+}
+
+__device__ __forceinline__ int64_t ld_cu(const gdn_cuda_params &P, int64_t i)
+{
+    return P.cu_i64 ? ((const int64_t *)P.cu)[i] : (int64_t)((const int32_t *)P.cu)[i];
+}
+
+__device__ __forceinline__ float softplus_f(float x)
+{
+    return x > 20.0f ? x : log1pf(expf(x));
+}
+
+__device__ __forceinline__ void grid_dependency_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ float dot4(float4 a, float4 b, float acc)
+{
+    acc = fmaf(a.x, b.x, acc);
+    acc = fmaf(a.y, b.y, acc);
+    acc = fmaf(a.z, b.z, acc);
+    return fmaf(a.w, b.w, acc);
+}
+
+/* Load / store 4 consecutive k-elements (c .. c+3) of state row r through element strides. */
+template <bool VEC>
+__device__ __forceinline__ float4 ld_row4(const float *head, int64_t rs, int64_t cs, int r, int c, int dk)
+{
+    if (VEC)
+        return *(const float4 *)(head + (int64_t)r * rs + c);
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    const float *p = head + (int64_t)r * rs + (int64_t)c * cs;
+    x.x = p[0];
+    if (c + 1 < dk)
+        x.y = p[cs];
+    if (c + 2 < dk)
+        x.z = p[2 * cs];
+    if (c + 3 < dk)
+        x.w = p[3 * cs];
+    return x;
+}
+
+template <bool VEC>
+__device__ __forceinline__ void st_row4(float *head, int64_t rs, int64_t cs, int r, int c, int dk, float4 x)
+{
+    if (VEC) {
+        *(float4 *)(head + (int64_t)r * rs + c) = x;
+        return;
+    }
+    float *p = head + (int64_t)r * rs + (int64_t)c * cs;
+    p[0] = x.x;
+    if (c + 1 < dk)
+        p[cs] = x.y;
+    if (c + 2 < dk)
+        p[2 * cs] = x.z;
+    if (c + 3 < dk)
+        p[3 * cs] = x.w;
+}
+
+/* sum_i a[i] . b[i] with independent partial sums (short dependency chains) */
+template <int KV>
+__device__ __forceinline__ float dot_row(const float4 (&a)[KV], const float4 (&b)[KV])
+{
+    float p[KV];
+#pragma unroll
+    for (int i = 0; i < KV; i++)
+        p[i] = dot4(a[i], b[i], 0.f);
+#pragma unroll
+    for (int w = 1; w < KV; w *= 2)
+#pragma unroll
+        for (int i = 0; i + w < KV; i += 2 * w)
+            p[i] += p[i + w];
+    return p[0];
+}
+
+/* Bring `bytes` (a multiple of 16, 16-byte aligned) at p into L2, asynchronously. */
+__device__ __forceinline__ void prefetch_l2(const void *p, unsigned bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+__device__ __forceinline__ void grid_dependency_trigger()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+
+/* multiply-shift division (the divisor's magic from gdn_cuda_fastdiv_init), for n < 2^31 */
+__device__ __forceinline__ unsigned fdiv(unsigned n, gdn_fastdiv d)
+{
+    return d.d == 1 ? n : __umulhi(n, d.m) >> d.s;
+}
+
+/* Item -> (sequence, value head, tile). */
+__device__ __forceinline__ void decode_item(const gdn_cuda_params &P, int64_t item, int64_t *n, int *h, int *tile)
+{
+    if (P.items <= 0x7fffffff) {
+        const unsigned it = (unsigned)item, nh = fdiv(it, P.fd_tiles), nn = fdiv(nh, P.fd_hv);
+        *tile = (int)(it - nh * (unsigned)P.tiles);
+        *h = (int)(nh - nn * (unsigned)P.Hv);
+        *n = nn;
+    } else {
+        const int64_t nh = item / P.tiles;
+        *tile = (int)(item - nh * P.tiles);
+        *n = nh / P.Hv;
+        *h = (int)(nh - *n * P.Hv);
+    }
+}
+
+/* A raw 16-bit value as f32. */
+__device__ __forceinline__ float cvt16(unsigned raw, int dtype)
+{
+    return dtype == GDN_DTYPE_BF16 ? __uint_as_float(raw << 16) : __half2float(__ushort_as_half((unsigned short)raw));
+}
+
+template <bool F32IN>
+using raw4_t = typename std::conditional<F32IN, float4, uint2>::type;
+
+/* One token's inputs for one lane, raw (converted only when the token is computed). */
+template <int KV, int RPT, bool F32IN>
+struct tok_in {
+    raw4_t<F32IN> q[KV], k[KV];
+    unsigned v[RPT];
+    unsigned g, be;
+    long long slot;
+};
+
+/* 4 consecutive k-elements (c .. c+3) of a q or k row: one vector load when the rows allow it. */
+template <bool F32IN>
+__device__ __forceinline__ raw4_t<F32IN> ld_in4(const void *base, int64_t off, int64_t cs, int c, int dk, bool vec)
+{
+    if constexpr (F32IN) {
+        const float *p = (const float *)base + off;
+        if (vec)
+            return *(const float4 *)(p + c);
+        float4 f = make_float4(0.f, 0.f, 0.f, 0.f);
+        p += (int64_t)c * cs;
+        f.x = p[0];
+        if (c + 1 < dk)
+            f.y = p[cs];
+        if (c + 2 < dk)
+            f.z = p[2 * cs];
+        if (c + 3 < dk)
+            f.w = p[3 * cs];
+        return f;
+    } else {
+        const unsigned short *p = (const unsigned short *)base + off;
+        if (vec)
+            return *(const uint2 *)(p + c);
+        unsigned e0 = 0, e1 = 0, e2 = 0, e3 = 0;
+        p += (int64_t)c * cs;
+        e0 = p[0];
+        if (c + 1 < dk)
+            e1 = p[cs];
+        if (c + 2 < dk)
+            e2 = p[2 * cs];
+        if (c + 3 < dk)
+            e3 = p[3 * cs];
+        return make_uint2(e0 | (e1 << 16), e2 | (e3 << 16));
+    }
+}
+
+template <bool F32IN>
+__device__ __forceinline__ float4 cvt_in4(raw4_t<F32IN> x, int dtype)
+{
+    if constexpr (F32IN) {
+        return x;
+    } else {
+        return make_float4(cvt16(x.x & 0xffffu, dtype), cvt16(x.x >> 16, dtype), cvt16(x.y & 0xffffu, dtype),
+                           cvt16(x.y >> 16, dtype));
+    }
+}
+
+template <bool F32IN>
+__device__ __forceinline__ raw4_t<F32IN> zero4()
+{
+    if constexpr (F32IN)
+        return make_float4(0.f, 0.f, 0.f, 0.f);
+    else
+        return make_uint2(0u, 0u);
+}
+
+template <int KV, int RPT, bool F32IN>
+__device__ __forceinline__ void load_token(const gdn_cuda_params &P, int64_t b, int64_t t, int64_t n, int64_t t0,
+                                           int h, int hk, int r0, int grp, int lr, tok_in<KV, RPT, F32IN> &in)
+{
+    const int64_t qo = b * P.qs[0] + t * P.qs[1] + hk * P.qs[2], ko = b * P.ks[0] + t * P.ks[1] + hk * P.ks[2];
+    const bool vec = P.qk_vec;
+#pragma unroll
+    for (int i = 0; i < KV; i++) {
+        const int c = 4 * (i * LPR + lr);
+        in.q[i] = c < P.Dk ? ld_in4<F32IN>(P.q, qo, P.qs[3], c, P.Dk, vec) : zero4<F32IN>();
+        in.k[i] = c < P.Dk ? ld_in4<F32IN>(P.k, ko, P.ks[3], c, P.Dk, vec) : zero4<F32IN>();
+    }
+    const int64_t vo = b * P.vs[0] + t * P.vs[1] + h * P.vs[2];
+#pragma unroll
+    for (int jj = 0; jj < RPT; jj++) {
+        const int r = r0 + grp + RG * jj;
+        in.v[jj] = 0;
+        if (r < P.Dv)
+            in.v[jj] = F32IN ? ((const unsigned *)P.v)[vo + r * P.vs[3]]
+                             : (unsigned)((const unsigned short *)P.v)[vo + r * P.vs[3]];
+    }
+    const int64_t go = b * P.gs[0] + t * P.gs[1] + h * P.gs[2], bo = b * P.bs[0] + t * P.bs[1] + h * P.bs[2];
+    if (P.gate_dtype == GDN_DTYPE_F32) {
+        in.g = ((const unsigned *)P.g)[go];
+        in.be = ((const unsigned *)P.beta)[bo];
+    } else {
+        in.g = ((const unsigned short *)P.g)[go];
+        in.be = ((const unsigned short *)P.beta)[bo];
+    }
+    in.slot = -1;
+    if (P.cap_mode == GDN_CAPTURE_SLOTS)
+        in.slot = P.cap_slots[P.cap_slots_stride > 0 ? n * P.cap_slots_stride + (t - t0) : b * P.T + t];
+}
+
+#define MAX_CHUNK 8 /* tokens a warp stages at once (T > 1) */
+#define STAGE_U 4   /* 4-element q/k loads per lane in flight per staging round */
+
+/* A warp's shared-memory region for CH staged tokens (floats; 16-byte multiple). */
+__host__ __device__ constexpr int warp_region_floats(int ch, int dkp, int rw)
+{
+    return ((2 * ((ch + 1) & ~1)) + ch * (2 * dkp + rw + 2) + 3) & ~3;
+}
+
+/* Stage nt tokens (tc ..) of this warp's item: q and k rows (converted to f32, zeros past Dk), the
+ * item's v values, decay, beta and the capture offset; every load of a round is issued before any
+ * is converted. Each row of q/k is written by the lanes that load it; __syncwarp() before use. */
+template <int KV, int RPT, bool F32IN>
+__device__ __forceinline__ void stage_warp(const gdn_cuda_params &P, int lane, int nt, int64_t b, int64_t tc,
+                                           int64_t n, int64_t t0, int h, int hk, int r0, bool dense_cap,
+                                           long long *csm, float *qsm, float *ksm, float *vsm, float *dsm,
+                                           float *bsm)
+{
+    constexpr int DKP = KV * LPR * 4, NCH = DKP / 4, RW = RG * RPT;
+    const int Dk = P.Dk;
+    /* gates and capture slots (lanes < nt), v values (<= 2 per lane): loads first */
+    constexpr int VU = (MAX_CHUNK * RW + 31) / 32; /* v values per lane, at most */
+    unsigned graw = 0, braw = 0, vraw[VU];
+    long long slot = -1;
+    if (lane < nt) {
+        const int64_t t = tc + lane;
+        const int64_t go = b * P.gs[0] + t * P.gs[1] + h * P.gs[2], bo = b * P.bs[0] + t * P.bs[1] + h * P.bs[2];
+        if (P.gate_dtype == GDN_DTYPE_F32) {
+            graw = ((const unsigned *)P.g)[go];
+            braw = ((const unsigned *)P.beta)[bo];
+        } else {
+            graw = ((const unsigned short *)P.g)[go];
+            braw = ((const unsigned short *)P.beta)[bo];
+        }
+        if (P.cap_mode == GDN_CAPTURE_SLOTS)
+            slot = P.cap_slots[P.cap_slots_stride > 0 ? n * P.cap_slots_stride + (t - t0) : b * P.T + t];
+    }
+#pragma unroll
+    for (int u = 0; u < VU; u++) {
+        const int idx = lane + 32 * u, j = idx / RW, r = r0 + (idx - j * RW);
+        vraw[u] = 0;
+        if (idx < nt * RW && r < P.Dv) {
+            const int64_t o = b * P.vs[0] + (tc + j) * P.vs[1] + h * P.vs[2] + r * P.vs[3];
+            vraw[u] = F32IN ? ((const unsigned *)P.v)[o] : (unsigned)((const unsigned short *)P.v)[o];
+        }
+    }
+    const int64_t qb = b * P.qs[0] + tc * P.qs[1] + hk * P.qs[2], kb = b * P.ks[0] + tc * P.ks[1] + hk * P.ks[2];
+    const int total = nt * 2 * NCH;
+    for (int base = 0; base < total; base += 32 * STAGE_U) {
+        raw4_t<F32IN> a[STAGE_U];
+#pragma unroll
+        for (int u = 0; u < STAGE_U; u++) {
+            const int idx = base + 32 * u + lane, j = idx / (2 * NCH), rem = idx - j * 2 * NCH;
+            const int isk = rem >= NCH, c = 4 * (rem - isk * NCH);
+            a[u] = zero4<F32IN>();
+            if (idx < total && c < Dk)
+                a[u] = isk ? ld_in4<F32IN>(P.k, kb + j * P.ks[1], P.ks[3], c, Dk, P.qk_vec)
+                           : ld_in4<F32IN>(P.q, qb + j * P.qs[1], P.qs[3], c, Dk, P.qk_vec);
+        }
+#pragma unroll
+        for (int u = 0; u < STAGE_U; u++) {
+            const int idx = base + 32 * u + lane, j = idx / (2 * NCH), rem = idx - j * 2 * NCH;
+            const int isk = rem >= NCH, c = 4 * (rem - isk * NCH);
+            if (idx < total)
+                *(float4 *)((isk ? ksm : qsm) + j * DKP + c) = cvt_in4<F32IN>(a[u], P.dtype);
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < VU; u++) {
+        const int idx = lane + 32 * u;
+        if (idx < nt * RW)
+            vsm[idx] = F32IN ? __uint_as_float(vraw[u]) : cvt16(vraw[u], P.dtype);
+    }
+    if (lane < nt) {
+        const int64_t t = tc + lane;
+        const bool g32 = P.gate_dtype == GDN_DTYPE_F32;
+        const float g = g32 ? __uint_as_float(graw) : cvt16(graw, P.gate_dtype);
+        float be = g32 ? __uint_as_float(braw) : cvt16(braw, P.gate_dtype), dec;
+        switch (P.gate) {
+        case GDN_GATE_LOG: dec = expf(g); break;
+        case GDN_GATE_LINEAR: dec = g; break;
+        case GDN_GATE_NEGLOG: dec = expf(-g); break;
+        default:
+            dec = expf(-expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]));
+            be = 1.0f / (1.0f + expf(-be));
+            break;
+        }
+        dsm[lane] = dec;
+        bsm[lane] = be;
+        long long co = -1;
+        if (dense_cap)
+            co = b * P.cs[0] + t * P.cs[1] + h * P.cs[2];
+        else if (P.cap_mode == GDN_CAPTURE_SLOTS && slot >= 0)
+            co = slot * P.cs[0] + h * P.cs[1];
+        csm[lane] = co;
+    }
+}
+
+/* One token for one lane: the merged 8-lane reduction of |q|^2, |k|^2, k.q, S[r].k, S[r].q, the
+ * update of the lane's RPT row slices, the output and the capture. */
+template <int KV, int RPT, bool VEC>
+__device__ __forceinline__ void token_step(const gdn_cuda_params &P, float4 (&s)[RPT][KV], const float4 (&kf)[KV],
+                                           const float4 (&qf)[KV], const float (&v)[RPT], float dec, float be,
+                                           long long co, int64_t b, int64_t t, int h, int r0, int grp, int lr,
+                                           int64_t crs, int64_t ccs)
+{
+    float qq = dot_row<KV>(qf, qf), kk = dot_row<KV>(kf, kf), kq = dot_row<KV>(kf, qf);
+    float sk[RPT], sq[RPT];
+#pragma unroll
+    for (int jj = 0; jj < RPT; jj++) {
+        sk[jj] = dot_row<KV>(s[jj], kf);
+        sq[jj] = dot_row<KV>(s[jj], qf);
+    }
+#pragma unroll
+    for (int o = LPR / 2; o > 0; o >>= 1) {
+        qq += __shfl_xor_sync(0xffffffffu, qq, o);
+        kk += __shfl_xor_sync(0xffffffffu, kk, o);
+        kq += __shfl_xor_sync(0xffffffffu, kq, o);
+#pragma unroll
+        for (int jj = 0; jj < RPT; jj++) {
+            sk[jj] += __shfl_xor_sync(0xffffffffu, sk[jj], o);
+            sq[jj] += __shfl_xor_sync(0xffffffffu, sq[jj], o);
+        }
+    }
+    const float qsc = P.scale * (P.l2norm ? rsqrtf(qq + 1e-6f) : 1.0f);
+    const float ksc = P.l2norm ? rsqrtf(kk + 1e-6f) : 1.0f;
+    const float kqs = kq * (qsc * ksc);
+#pragma unroll
+    for (int jj = 0; jj < RPT; jj++) {
+        const int r = r0 + grp + RG * jj;
+        const float delta = be * (v[jj] - dec * (ksc * sk[jj]));
+        const float y = fmaf(dec, qsc * sq[jj], delta * kqs);
+        const float dk = delta * ksc;
+#pragma unroll
+        for (int i = 0; i < KV; i++) {
+            s[jj][i].x = fmaf(dk, kf[i].x, dec * s[jj][i].x);
+            s[jj][i].y = fmaf(dk, kf[i].y, dec * s[jj][i].y);
+            s[jj][i].z = fmaf(dk, kf[i].z, dec * s[jj][i].z);
+            s[jj][i].w = fmaf(dk, kf[i].w, dec * s[jj][i].w);
+        }
+        if (r < P.Dv) {
+            if (P.out && lr == 0)
+                st_elem(P.out, P.out_dtype, b * P.os[0] + t * P.os[1] + h * P.os[2] + r * P.os[3], y);
+            if (co >= 0) {
+                float *dst = P.cap + co;
+#pragma unroll
+                for (int i = 0; i < KV; i++) {
+                    const int c = 4 * (i * LPR + lr);
+                    if (c < P.Dk)
+                        st_row4<VEC>(dst, crs, ccs, r, c, P.Dk, s[jj][i]);
+                }
+            }
+        }
+    }
+}
+
+/* Blocks per SM the register budget is set for: 4 (<= 128 registers) where that does not spill. */
+template <int KV, bool F32IN>
+constexpr int min_blocks()
+{
+    return KV == 8 ? (F32IN ? 2 : 3) : (KV == 4 && F32IN) ? 3 : 4;
+}
+
+template <int KV, int RPT, bool VEC, bool F32IN, bool STAGED>
+__global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
+    recurrent_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    constexpr int RW = RG * RPT; /* rows per item */
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, lr = lane % LPR, grp = lane / LPR;
+    const int Dk = P.Dk, Dv = P.Dv;
+    /* element strides of a state row (v index) and column (k index) in the pool and the capture */
+    const int64_t prs = P.kv_layout ? P.ps[3] : P.ps[2], pcs = P.kv_layout ? P.ps[2] : P.ps[3];
+    const bool dense_cap = P.cap_mode == GDN_CAPTURE_DENSE;
+    const int64_t crs = dense_cap ? (P.kv_layout ? P.cs[4] : P.cs[3]) : (P.kv_layout ? P.cs[3] : P.cs[2]);
+    const int64_t ccs = dense_cap ? (P.kv_layout ? P.cs[3] : P.cs[4]) : (P.kv_layout ? P.cs[2] : P.cs[3]);
+    const int64_t stride = (int64_t)gridDim.x * NWARPS;
+
+    if (P.early_trigger)
+        grid_dependency_trigger(); /* the next kernel may launch now: it waits for our completion */
+    if (!P.checked)
+        grid_dependency_wait(); /* launched as a programmatic dependent: earlier work must be visible */
+
+    for (int64_t item = (int64_t)blockIdx.x * NWARPS + warp; item < P.items; item += stride) {
+        int64_t n;
+        int h, tile;
+        decode_item(P, item, &n, &h, &tile);
+        const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
+        const int r0 = tile * RW;
+
+        /* the sequence's tokens (a bad cu_seqlens entry: no tokens; the check reports it) */
+        int64_t b, t0, t1;
+        if (P.cu) {
+            b = 0;
+            t0 = ld_cu(P, n);
+            t1 = ld_cu(P, n + 1);
+            if (!(t0 >= 0 && t0 <= t1 && t1 <= P.T))
+                t0 = t1 = 0;
+        } else {
+            b = n;
+            t0 = 0;
+            t1 = P.T;
+        }
+        /* the read slot (out of range: not read; the check reports it) */
+        int64_t rs = -1;
+        if (P.pool) {
+            rs = P.read_slots ? (int64_t)P.read_slots[n] : n;
+            if (rs >= P.num_slots)
+                rs = -1;
+        }
+
+        /* the state tile, once */
+        float4 s[RPT][KV];
+        {
+            const float *src = rs >= 0 ? P.pool + rs * P.ps[0] + (int64_t)h * P.ps[1] : nullptr;
+#pragma unroll
+            for (int j = 0; j < RPT; j++) {
+                const int r = r0 + grp + RG * j;
+#pragma unroll
+                for (int i = 0; i < KV; i++) {
+                    const int c = 4 * (i * LPR + lr);
+                    s[j][i] = (src && r < Dv && c < Dk) ? ld_row4<VEC>(src, prs, pcs, r, c, Dk)
+                                                        : make_float4(0.f, 0.f, 0.f, 0.f);
+                }
+            }
+        }
+        /* the first token's inputs */
+        tok_in<KV, RPT, F32IN> nxt;
+        if (!STAGED && t0 < t1)
+            load_token<KV, RPT, F32IN>(P, b, t0, n, t0, h, hk, r0, grp, lr, nxt);
+
+        /* persistent: with this item's loads issued, bring the state tile of the warp's next item
+           into L2, so that HBM keeps streaming while this item computes and stores (one item
+           ahead: two ahead was measured slower, 88.5 against 73.9 us for decode B=64) */
+        if (VEC && P.pool && item + stride < P.items) {
+            int64_t n2;
+            int h2, tile2;
+            decode_item(P, item + stride, &n2, &h2, &tile2);
+            const int r = tile2 * RW + lane;
+            if (lane < RW && r < Dv) {
+                const int64_t rs2 = P.read_slots ? (int64_t)P.read_slots[n2] : n2;
+                if (rs2 >= 0 && rs2 < P.num_slots)
+                    prefetch_l2(P.pool + rs2 * P.ps[0] + (int64_t)h2 * P.ps[1] + (int64_t)r * prs, (unsigned)Dk * 4u);
+            }
+        }
+
+        if (P.checked) {
+            grid_dependency_wait();
+            if (__ldcg(&P.words->call_error))
+                return; /* the same answer for every warp: this call writes nothing */
+        }
+        int64_t ws = -1;
+        if (P.pool)
+            ws = P.write_slots ? (int64_t)P.write_slots[n] : (P.read_slots ? (int64_t)P.read_slots[n] : n);
+
+        if constexpr (!STAGED) {
+            /* T = 1 (dense): the token's inputs went straight to registers above */
+            for (int64_t t = t0; t < t1; t++) {
+                const tok_in<KV, RPT, F32IN> in = nxt;
+                float4 kf[KV], qf[KV];
+#pragma unroll
+                for (int i = 0; i < KV; i++) {
+                    kf[i] = cvt_in4<F32IN>(in.k[i], P.dtype);
+                    qf[i] = cvt_in4<F32IN>(in.q[i], P.dtype);
+                }
+                const bool g32 = P.gate_dtype == GDN_DTYPE_F32;
+                const float g = g32 ? __uint_as_float(in.g) : cvt16(in.g, P.gate_dtype);
+                float be = g32 ? __uint_as_float(in.be) : cvt16(in.be, P.gate_dtype), dec;
+                switch (P.gate) {
+                case GDN_GATE_LOG: dec = expf(g); break;
+                case GDN_GATE_LINEAR: dec = g; break;
+                case GDN_GATE_NEGLOG: dec = expf(-g); break;
+                default:
+                    dec = expf(-expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]));
+                    be = 1.0f / (1.0f + expf(-be));
+                    break;
+                }
+                long long co = -1;
+                if (dense_cap)
+                    co = b * P.cs[0] + t * P.cs[1] + h * P.cs[2];
+                else if (P.cap_mode == GDN_CAPTURE_SLOTS && in.slot >= 0)
+                    co = in.slot * P.cs[0] + h * P.cs[1];
+                float v[RPT];
+#pragma unroll
+                for (int jj = 0; jj < RPT; jj++)
+                    v[jj] = F32IN ? __uint_as_float(in.v[jj]) : cvt16(in.v[jj], P.dtype);
+                token_step<KV, RPT, VEC>(P, s, kf, qf, v, dec, be, co, b, t, h, r0, grp, lr, crs, ccs);
+            }
+        } else {
+            /* T > 1: tokens staged a chunk at a time in the warp's shared-memory region */
+            constexpr int DKP = KV * LPR * 4;
+            const int CH = P.chunk, CHP = (CH + 1) & ~1;
+            extern __shared__ __align__(16) float smem_f[];
+            float *wb = smem_f + warp * warp_region_floats(CH, DKP, RW);
+            long long *csm = (long long *)wb;
+            float *qsm = wb + 2 * CHP, *ksm = qsm + CH * DKP, *vsm = ksm + CH * DKP, *dsm = vsm + CH * RW,
+                  *bsm = dsm + CH;
+            for (int64_t tc = t0; tc < t1; tc += CH) {
+                const int nt = (int)(t1 - tc < CH ? t1 - tc : CH);
+                __syncwarp(); /* the previous chunk's readers are done */
+                stage_warp<KV, RPT, F32IN>(P, lane, nt, b, tc, n, t0, h, hk, r0, dense_cap, csm, qsm, ksm, vsm, dsm,
+                                           bsm);
+                __syncwarp();
+                for (int j = 0; j < nt; j++) {
+                    float4 kf[KV], qf[KV];
+#pragma unroll
+                    for (int i = 0; i < KV; i++) {
+                        kf[i] = *(const float4 *)(ksm + j * DKP + 4 * (i * LPR + lr));
+                        qf[i] = *(const float4 *)(qsm + j * DKP + 4 * (i * LPR + lr));
+                    }
+                    float v[RPT];
+#pragma unroll
+                    for (int jj = 0; jj < RPT; jj++)
+                        v[jj] = vsm[j * RW + grp + RG * jj];
+                    token_step<KV, RPT, VEC>(P, s, kf, qf, v, dsm[j], bsm[j], csm[j], b, tc + j, h, r0, grp, lr, crs,
+                                             ccs);
+                }
+            }
+        }
+
+        /* the final state, once (an empty sequence copies its read state; nothing when in place) */
+        if (ws >= 0 && !(t1 == t0 && ws == rs)) {
+            float *dst = P.pool + ws * P.ps[0] + (int64_t)h * P.ps[1];
+#pragma unroll
+            for (int j = 0; j < RPT; j++) {
+                const int r = r0 + grp + RG * j;
+                if (r >= Dv)
+                    continue;
+#pragma unroll
+                for (int i = 0; i < KV; i++) {
+                    const int c = 4 * (i * LPR + lr);
+                    if (c < Dk)
+                        st_row4<VEC>(dst, prs, pcs, r, c, Dk, s[j][i]);
+                }
+            }
+        }
+    }
+}
+
+/* --- launcher ------------------------------------------------------------------------------- */
+
+typedef void (*kernel_fn)(gdn_cuda_params);
+
+/* Blocks of a kernel resident per SM (cached per kernel: the occupancy query is not free). */
+static int blocks_per_sm(kernel_fn fn, int index, size_t smem)
+{
+    static std::atomic<int> cache[32 * (MAX_CHUNK + 1)];
+    int v = cache[index].load(std::memory_order_relaxed);
+    if (v == 0) {
+        int o = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, fn, NTHREADS, smem) != cudaSuccess || o < 1) {
+            (void)cudaGetLastError();
+            o = 1;
+        }
+        v = o;
+        cache[index].store(v, std::memory_order_relaxed);
+    }
+    return v;
+}
+
+template <int KV, int RPT, bool F32IN, bool STAGED>
+static kernel_fn pick_vec(bool vec)
+{
+    return vec ? recurrent_kernel<KV, RPT, true, F32IN, STAGED> : recurrent_kernel<KV, RPT, false, F32IN, STAGED>;
+}
+
+template <bool F32IN, bool STAGED>
+static kernel_fn pick_in(int kv, int rpt, bool vec)
+{
+    switch (kv) {
+    case 1: return rpt == 1 ? pick_vec<1, 1, F32IN, STAGED>(vec) : pick_vec<1, 2, F32IN, STAGED>(vec);
+    case 2: return rpt == 1 ? pick_vec<2, 1, F32IN, STAGED>(vec) : pick_vec<2, 2, F32IN, STAGED>(vec);
+    case 4: return rpt == 1 ? pick_vec<4, 1, F32IN, STAGED>(vec) : pick_vec<4, 2, F32IN, STAGED>(vec);
+    default: return pick_vec<8, 1, F32IN, STAGED>(vec);
+    }
+}
+
+static int key_vectors(int dk)
+{
+    return dk <= 32 ? 1 : dk <= 64 ? 2 : dk <= 128 ? 4 : 8;
+}
+
+const char *gdn_cuda_recurrent_name(int k_dim)
+{
+    switch (key_vectors(k_dim)) {
+    case 1: return "recurrent_f32__cuda_k32";
+    case 2: return "recurrent_f32__cuda_k64";
+    case 4: return "recurrent_f32__cuda_k128";
+    default: return "recurrent_f32__cuda_k256";
+    }
+}
+
+static bool aligned(const void *p, unsigned a)
+{
+    return ((uintptr_t)p & (a - 1)) == 0;
+}
+
+/* 16-byte state accesses possible for the state views (head/row strides, unit columns)? */
+static bool vec_ok(const gdn_cuda_params *p)
+{
+    if (p->kv_layout || p->Dk % 4 != 0)
+        return false;
+    if (p->pool && !(aligned(p->pool, 16) && p->ps[3] == 1 && p->ps[0] % 4 == 0 && p->ps[1] % 4 == 0 &&
+                     p->ps[2] % 4 == 0))
+        return false;
+    if (p->cap_mode == GDN_CAPTURE_DENSE &&
+        !(aligned(p->cap, 16) && p->cs[4] == 1 && p->cs[0] % 4 == 0 && p->cs[1] % 4 == 0 && p->cs[2] % 4 == 0 &&
+          p->cs[3] % 4 == 0))
+        return false;
+    if (p->cap_mode == GDN_CAPTURE_SLOTS &&
+        !(aligned(p->cap, 16) && p->cs[3] == 1 && p->cs[0] % 4 == 0 && p->cs[1] % 4 == 0 && p->cs[2] % 4 == 0))
+        return false;
+    return true;
+}
+
+/* q and k slices as one vector load (4 elements: 16 bytes f32, 8 bytes 16-bit)? */
+static bool qk_vec_ok(const gdn_cuda_params *p)
+{
+    const int64_t esz = p->dtype == GDN_DTYPE_F32 ? 4 : 2, vb = 4 * esz;
+    if (p->Dk % 4 != 0)
+        return false;
+    for (int w = 0; w < 2; w++) {
+        const void *base = w ? p->k : p->q;
+        const int64_t *st = w ? p->ks : p->qs;
+        if (!aligned(base, (unsigned)vb) || st[3] != 1 || (st[0] * esz) % vb || (st[1] * esz) % vb ||
+            (st[2] * esz) % vb)
+            return false;
+    }
+    return true;
+}
+
+void gdn_cuda_fastdiv_init(gdn_fastdiv *f, unsigned d)
+{
+    f->d = d;
+    f->m = 0;
+    f->s = 0;
+    if (d <= 1)
+        return;
+    unsigned l = 0;
+    while ((1ull << l) < d)
+        l++;
+    const unsigned p = 31 + l; /* as CUTLASS's FastDivmod: exact for dividends < 2^31 */
+    f->m = (unsigned)(((1ull << p) + d - 1) / d);
+    f->s = p - 32;
+}
+
+cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t stream, int num_sms, int pdl,
+                                      int rpt_override)
+{
+    gdn_cuda_params p = *pin;
+    const int kv = key_vectors(p.Dk);
+    const int max_rpt = kv == 8 ? 1 : 2;
+    int rpt = max_rpt;
+    /* no more rows per item than Dv needs; fewer rows per item while there are few warps */
+    if (rpt > 1 && RG * (rpt / 2) >= p.Dv)
+        rpt = 1;
+    if (rpt > 1 && p.N * p.Hv * ((p.Dv + RG * rpt - 1) / (RG * rpt)) < 8 * (int64_t)num_sms)
+        rpt = 1;
+    if (rpt_override > 0) /* GDN_CUDA_RPT (measurements): 1 or 2 (4 was measured slower) */
+        rpt = rpt_override >= 2 && max_rpt >= 2 ? 2 : 1;
+    const int rw = RG * rpt;
+    p.tiles = (p.Dv + rw - 1) / rw;
+    p.items = p.N * p.Hv * p.tiles;
+    gdn_cuda_fastdiv_init(&p.fd_tiles, (unsigned)p.tiles);
+    gdn_cuda_fastdiv_init(&p.fd_hv, (unsigned)p.Hv);
+    gdn_cuda_fastdiv_init(&p.fd_ratio, (unsigned)p.ratio);
+    gdn_cuda_fastdiv_init(&p.fd_hk, (unsigned)p.Hk);
+    p.qk_vec = qk_vec_ok(&p);
+    /* dense T = 1: inputs straight to registers; otherwise staged, up to MAX_CHUNK tokens a time */
+    const int max_chunk = kv == 8 ? MAX_CHUNK / 2 : MAX_CHUNK; /* <= 48 KiB of shared memory per block */
+    p.chunk = (!p.cu && p.T <= 1) ? 0 : (int)(p.T < max_chunk ? (p.T < 1 ? 1 : p.T) : max_chunk);
+    const size_t smem = p.chunk ? (size_t)NWARPS * warp_region_floats(p.chunk, kv * LPR * 4, rw) * sizeof(float) : 0;
+    const bool vec = vec_ok(&p), f32in = p.dtype == GDN_DTYPE_F32;
+    const bool staged = p.chunk > 0;
+    const kernel_fn fn = f32in ? (staged ? pick_in<true, true>(kv, rpt, vec) : pick_in<true, false>(kv, rpt, vec))
+                               : (staged ? pick_in<false, true>(kv, rpt, vec) : pick_in<false, false>(kv, rpt, vec));
+    const int index = ((kv == 1 ? 0 : kv == 2 ? 1 : kv == 4 ? 2 : 3) * 2 + (rpt - 1)) * 4 + (vec ? 2 : 0) + f32in;
+    /* let the next kernel launch early: it launches only once every block of this grid has
+       started (each triggers at its start), and waits for this grid's completion before it reads */
+    p.early_trigger = pdl;
+    /* persistent: at most the blocks that are resident at once; each warp loops over its items */
+    const int64_t blocks = (p.items + NWARPS - 1) / NWARPS;
+    const int64_t resident = (int64_t)num_sms * blocks_per_sm(fn, index * (MAX_CHUNK + 1) + p.chunk, smem);
+    const unsigned grid = (unsigned)(blocks < resident ? blocks : resident);
+
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = dim3(grid, 1, 1);
+    cfg.blockDim = dim3(NTHREADS, 1, 1);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    if (pdl) {
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+    }
+    return cudaLaunchKernelEx(&cfg, fn, p);
+}
