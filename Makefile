@@ -35,7 +35,7 @@ check: build
 	./$(BUILD)/gdn check
 
 test-sanitize: | deps
-	$(CMAKE) -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGDN_SANITIZE=address,undefined
+	$(CMAKE) -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGDN_SANITIZE=address,undefined -DGDN_CUDA=OFF
 	$(CMAKE) --build $(BUILD_SAN) -j $(JOBS)
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --output-on-failure -j $(JOBS)
@@ -43,7 +43,7 @@ test-sanitize: | deps
 # The thread pool and the multi-threaded driver under ThreadSanitizer (every ISA, 1..7 threads,
 # two contexts used at once).
 test-tsan: | deps
-	$(CMAKE) -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGDN_SANITIZE=thread -DGDN_BUILD_TOOLS=OFF
+	$(CMAKE) -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGDN_SANITIZE=thread -DGDN_BUILD_TOOLS=OFF -DGDN_CUDA=OFF
 	$(CMAKE) --build $(BUILD_TSAN) -j $(JOBS) --target test_threads
 	TSAN_OPTIONS=halt_on_error=1 ./$(BUILD_TSAN)/tests/test_threads
 
