@@ -200,8 +200,8 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.words = c->words;
 
     cudaError_t e;
-    if (!pl->has_pool && pl->T == 0)
-        return GDN_STATUS_SUCCESS; /* no tokens and no states: nothing to read or write */
+    if (!pl->has_pool && pl->T == 0 && !pl->cu && pl->cap_mode != GDN_CAPTURE_SLOTS)
+        return GDN_STATUS_SUCCESS; /* no tokens, no states, no index arrays: nothing to check, read or write */
     if (pl->N > (INT64_C(1) << 40) / pl->Hv) {
         snprintf(err, err_len, "batch: %lld sequences x %d value heads: more than 2^40 work items are not supported "
                  "by the CUDA backend", (long long)pl->N, pl->Hv);
