@@ -213,7 +213,9 @@ static gdn_status check_slots(const gdn_plan *p, gdn_slot_checker *s, char *err,
     }
 
     if (p->has_pool) {
-        if ((st = slot_begin(s, p->num_slots, err, err_len)) != GDN_STATUS_SUCCESS)
+        /* one stamp array serves both pools when they are one buffer: size it for the larger description */
+        const int64_t stamps = same_pool && p->cap_num_slots > p->num_slots ? p->cap_num_slots : p->num_slots;
+        if ((st = slot_begin(s, stamps, err, err_len)) != GDN_STATUS_SUCCESS)
             return st;
         for (int64_t n = 0; n < p->N; n++) {
             const int64_t r = gdn_plan_read_slot(p, n);
@@ -448,6 +450,10 @@ static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch 
     default:
         FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.mode = %d: unknown capture mode", (int)te->capture.mode);
     }
+    /* checked after the views, so that a wrong shape is reported as such first */
+    if (p->N > (INT64_C(1) << 32) / p->Hv)
+        FAIL(GDN_STATUS_UNSUPPORTED, "batch: %lld sequences x %d value heads: more than 2^32 (sequence, head) pairs "
+             "in one call are not supported", (long long)p->N, p->Hv);
     return contents ? check_slots(p, slots, err, err_len) : check_default_slots(p, err, err_len);
 }
 
