@@ -430,6 +430,9 @@ static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch 
             return st;
         if (!te->capture.slots)
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.slots: is NULL (required by slot capture)");
+        if (te->capture.slots_stride > (INT64_C(1) << 40))
+            FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.slots_stride = %lld: larger than 2^40",
+                 (long long)te->capture.slots_stride);
         if (te->capture.slots_stride < 0)
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.slots_stride = %lld: must be >= 0",
                  (long long)te->capture.slots_stride);
