@@ -9,7 +9,8 @@
  *   (moving); a negative read slot means zeros; capturing the state after a sequence's last token
  *   into its own write slot (capture pool = state pool) stores the final state there, dense and
  *   packed (also against the float64 reference); the chunked algorithm equals the token loop at
- *   lengths around the chunk boundaries (dense, split, packed with empty sequences).
+ *   lengths around the chunk boundaries (dense, split, packed with empty sequences), and with
+ *   zero-stride inputs equals itself on materialised copies.
  * Tolerance 1e-5 relative RMS; "bitwise" where the same kernel path guarantees it (same call
  * shape, only views or slot bookkeeping differ). Whether a tolerance check was in fact bitwise is
  * printed for information.
@@ -569,6 +570,8 @@ static void inv_chunked(gdn_context *ctx, const layer *ly)
         expect("packed chunked pool == packed recurrent pool", pool2, pool, (size_t)S * hs, 0);
     }
     scratch_free();
+    /* zero-stride (broadcast) inputs, read in place by the chunked kernels */
+    inv_zero_strides(ctx, &chk);
 }
 
 /* A conformance-engine case of this problem on this ISA (everything else zero: the defaults). */
