@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "cpu/chunked.h"
+#include "cpu/kernels/transpose_avx512.h"
 
 #define GDN_AI static inline __attribute__((always_inline))
 
@@ -143,36 +144,6 @@ static void gemm(const mm *m)
             }
             run_tile(m, mr, nrr, i0, n0, P);
         }
-    }
-}
-
-/* In-register 16x16 transpose: m[i] holds row i on entry, column i on exit. */
-GDN_AI void transpose16(__m512 m[16])
-{
-    __m512 t[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(m[i], m[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(m[i], m[i + 1]);
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i += 4) {
-        m[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        m[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        m[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        m[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < 4; i++) {
-        t[i] = _mm512_shuffle_f32x4(m[i], m[i + 4], _MM_SHUFFLE(2, 0, 2, 0));
-        t[i + 4] = _mm512_shuffle_f32x4(m[i], m[i + 4], _MM_SHUFFLE(3, 1, 3, 1));
-        t[i + 8] = _mm512_shuffle_f32x4(m[i + 8], m[i + 12], _MM_SHUFFLE(2, 0, 2, 0));
-        t[i + 12] = _mm512_shuffle_f32x4(m[i + 8], m[i + 12], _MM_SHUFFLE(3, 1, 3, 1));
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < 8; i++) {
-        m[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], _MM_SHUFFLE(2, 0, 2, 0));
-        m[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], _MM_SHUFFLE(3, 1, 3, 1));
     }
 }
 

@@ -32,40 +32,11 @@
 #include <stdint.h>
 
 #include "cpu/recurrent.h"
+#include "cpu/kernels/transpose_avx512.h"
 
 #define GDN_AI static inline __attribute__((always_inline))
 
 enum { LANES = 16, NACC = 4, MAX_DK = 256 };
-
-/* In-register 16x16 transpose: m[i] holds row i on entry, column i on exit. */
-GDN_AI void transpose16(__m512 m[16])
-{
-    __m512 t[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(m[i], m[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(m[i], m[i + 1]);
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; i += 4) {
-        m[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        m[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        m[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        m[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < 4; i++) {
-        t[i] = _mm512_shuffle_f32x4(m[i], m[i + 4], _MM_SHUFFLE(2, 0, 2, 0));
-        t[i + 4] = _mm512_shuffle_f32x4(m[i], m[i + 4], _MM_SHUFFLE(3, 1, 3, 1));
-        t[i + 8] = _mm512_shuffle_f32x4(m[i + 8], m[i + 12], _MM_SHUFFLE(2, 0, 2, 0));
-        t[i + 12] = _mm512_shuffle_f32x4(m[i + 8], m[i + 12], _MM_SHUFFLE(3, 1, 3, 1));
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < 8; i++) {
-        m[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], _MM_SHUFFLE(2, 0, 2, 0));
-        m[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], _MM_SHUFFLE(3, 1, 3, 1));
-    }
-}
 
 /* Transpose st[j0..j0+16) back to rows and store the first R rows at dst + i*stride + j0. */
 GDN_AI void store_tile(const __m512 *st, int j0, int R, float *dst, int64_t stride)
