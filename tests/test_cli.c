@@ -853,6 +853,7 @@ static void test_errors(void)
     run_variant("bad_isa", g_okdir, "--isa sse", 2, "--isa");
     run_variant("bad_backend", g_okdir, "--backend tpu", 2, "--backend");
     run_variant("bad_algo", g_okdir, "--algo fast", 2, "--algo");
+    run_variant("bad_precision", g_okdir, "--precision fp8", 2, "--precision");
     run_variant("flag_value", g_okdir, "--capture=yes", 2, "--capture");
     run_variant("missing_value", g_okdir, "--gate", 2, "--gate");
     run_variant("positional", g_okdir, "extra", 2, "extra");

@@ -226,6 +226,9 @@ static void forward_errors(gdn_context *ctx)
     CASE(0, "state_dtype 8", f.p.state_dtype = (gdn_dtype)8, INVALID, "state_dtype");
     CASE(0, "algo chunked", f.p.algo = GDN_ALGO_CHUNKED, GDN_STATUS_SUCCESS, NULL);
     CASE(0, "algo 7", f.p.algo = (gdn_algo)7, INVALID, "algo");
+    CASE(0, "precision bf16", f.p.precision = GDN_PRECISION_BF16, GDN_STATUS_SUCCESS, NULL);
+    CASE(0, "precision 3", f.p.precision = (gdn_precision)3, INVALID, "precision");
+    CASE(0, "precision -1", f.p.precision = (gdn_precision)-1, INVALID, "precision");
     CASE(0, "scale NaN", f.p.scale = NAN, INVALID, "scale");
     CASE(0, "scale inf", f.p.scale = INFINITY, INVALID, "scale");
     CASE(0, "raw gate without A_log", (f.p.gate = GDN_GATE_RAW, f.t.dt_bias = dt_bias), INVALID, "A_log");

@@ -64,6 +64,8 @@ void cmd_bench_help(void)
         "  --isa auto|scalar|avx2|avx512   force the CPU kernels' instruction set\n"
         "  --backend cpu|cuda      (default: the best available; CUDA is not built in this version)\n"
         "  --algo auto|recurrent|chunked   (default auto)\n"
+        "  --precision default|f32|bf16  operand precision of the chunked products (default: f32 on\n"
+        "                                the CPU; bf16: vdpbf16ps where the CPU has avx512_bf16)\n"
         "  --reps N                timed repetitions per case (default: about 1-2 s per case)\n"
         "  --warm                  decode/verify: reuse one state pool (cache-resident when it fits)\n"
         "  --help                  this text\n"
@@ -77,12 +79,12 @@ void cmd_bench_help(void)
 
 enum {
     O_JSON, O_MODEL, O_B, O_T, O_HK, O_HV, O_DK, O_DV, O_CAPTURE, O_DTYPE, O_THREADS, O_ISA, O_BACKEND, O_ALGO,
-    O_REPS, O_WARM
+    O_REPS, O_WARM, O_PRECISION
 };
 static const tool_opt bench_options[] = {
     {"--json", 0}, {"--model", 1}, {"--B", 1}, {"--T", 1}, {"--Hk", 1}, {"--Hv", 1}, {"--Dk", 1}, {"--Dv", 1},
     {"--capture", 0}, {"--dtype", 1}, {"--threads", 1}, {"--isa", 1}, {"--backend", 1}, {"--algo", 1},
-    {"--reps", 1}, {"--warm", 0}, {NULL, 0}};
+    {"--reps", 1}, {"--warm", 0}, {"--precision", 1}, {NULL, 0}};
 
 typedef struct bench_opts {
     int json;
@@ -94,6 +96,7 @@ typedef struct bench_opts {
     gdn_isa isa;
     gdn_backend backend;
     gdn_algo algo;
+    gdn_precision precision;
     int reps; /* 0 = automatic */
     int warm;
 } bench_opts;
@@ -665,6 +668,11 @@ int cmd_bench(int argc, char **argv)
                 return TOOL_EXIT_USAGE;
             o.algo = (gdn_algo)e;
             break;
+        case O_PRECISION:
+            if ((e = tool_parse_enum(CMD, "--precision", val, tool_precision_names)) < 0)
+                return TOOL_EXIT_USAGE;
+            o.precision = (gdn_precision)e;
+            break;
         case O_REPS:
             if (tool_parse_int(CMD, "--reps", val, 1, 1000000, &v))
                 return TOOL_EXIT_USAGE;
@@ -701,6 +709,7 @@ int cmd_bench(int argc, char **argv)
     env.p.state_dtype = GDN_DTYPE_F32;
     env.p.gate = GDN_GATE_LOG;
     env.p.algo = o.algo;
+    env.p.precision = o.precision;
 
     if (single) {
         cases[0].B = o.B ? o.B : 1;

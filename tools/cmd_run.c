@@ -66,6 +66,8 @@ void cmd_run_help(void)
         "  --capture                      also write states.npy\n"
         "  --backend cpu|cuda             (default cpu; CUDA is not built in this version)\n"
         "  --algo auto|recurrent|chunked  (default auto)\n"
+        "  --precision default|f32|bf16  operand precision of the chunked products (default: f32 on\n"
+        "                                the CPU; bf16: vdpbf16ps where the CPU has avx512_bf16)\n"
         "  --threads N                    CPU threads, 0 = all cores (default 0)\n"
         "  --isa auto|scalar|avx2|avx512  force the CPU kernels' instruction set (default auto)\n"
         "  --help                         this text\n"
@@ -89,19 +91,20 @@ typedef struct run_opts {
     int capture;
     gdn_backend backend;
     gdn_algo algo;
+    gdn_precision precision;
     int threads;
     gdn_isa isa;
 } run_opts;
 
 enum {
     O_IN, O_OUT, O_GATE, O_HEADS, O_SCALE, O_L2, O_LAYOUT, O_DTYPE, O_CAPTURE, O_BACKEND, O_ALGO,
-    O_THREADS, O_ISA
+    O_THREADS, O_ISA, O_PRECISION
 };
 
 static const tool_opt run_options[] = {
     {"--in", 1}, {"--out", 1}, {"--gate", 1}, {"--heads", 1}, {"--scale", 1}, {"--qk-l2norm", 0},
     {"--state-layout", 1}, {"--dtype", 1}, {"--capture", 0}, {"--backend", 1}, {"--algo", 1},
-    {"--threads", 1}, {"--isa", 1}, {NULL, 0}};
+    {"--threads", 1}, {"--isa", 1}, {"--precision", 1}, {NULL, 0}};
 
 static const char *const gate_names[] = {"log", "linear", "neglog", "raw", NULL};
 static const char *const heads_names[] = {"grouped", "tiled", NULL};
@@ -178,6 +181,11 @@ static int parse_options(int argc, char **argv, run_opts *o)
             if ((e = tool_parse_enum(CMD, "--algo", val, tool_algo_names)) < 0)
                 return -1;
             o->algo = (gdn_algo)e;
+            break;
+        case O_PRECISION:
+            if ((e = tool_parse_enum(CMD, "--precision", val, tool_precision_names)) < 0)
+                return -1;
+            o->precision = (gdn_precision)e;
             break;
         case O_THREADS:
             if (tool_parse_int(CMD, "--threads", val, 0, 4096, &n) != 0)
@@ -662,6 +670,7 @@ int cmd_run(int argc, char **argv)
     p.gate_dtype = GDN_DTYPE_F32;
     p.state_dtype = GDN_DTYPE_F32;
     p.algo = o.algo;
+    p.precision = o.precision;
 
     memset(&b, 0, sizeof b);
     b.batch_size = B;

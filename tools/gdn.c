@@ -19,6 +19,7 @@ const char *const tool_isa_names[] = {"auto", "scalar", "avx2", "avx512", NULL};
 const char *const tool_dtype_names[] = {"f32", "bf16", "f16", NULL};
 const char *const tool_backend_names[] = {"cpu", "cuda", NULL};
 const char *const tool_algo_names[] = {"auto", "recurrent", "chunked", NULL};
+const char *const tool_precision_names[] = {"default", "f32", "bf16", NULL};
 
 void tool_error(const char *cmd, const char *fmt, ...)
 {

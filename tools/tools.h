@@ -62,7 +62,8 @@ int tool_parse_enum(const char *cmd, const char *opt, const char *s, const char 
 extern const char *const tool_isa_names[];     /* auto scalar avx2 avx512 */
 extern const char *const tool_dtype_names[];   /* f32 bf16 f16 */
 extern const char *const tool_backend_names[]; /* cpu cuda */
-extern const char *const tool_algo_names[];    /* auto recurrent chunked */
+extern const char *const tool_algo_names[];
+extern const char *const tool_precision_names[]; /* default f32 bf16 */
 
 /* Seconds from CLOCK_MONOTONIC. */
 double tool_now(void);

@@ -149,6 +149,18 @@ typedef enum gdn_algo {
                                  the token loop. */
 } gdn_algo;
 
+/** Operand precision of the chunked algorithm's matrix products (the state is always kept and
+ *  accumulated in f32; the token loop always computes in f32). */
+typedef enum gdn_precision {
+    GDN_PRECISION_DEFAULT = 0, /**< The backend's default: GDN_PRECISION_F32 on the CPU. */
+    GDN_PRECISION_F32 = 1,     /**< f32 operands and accumulation: within ~1e-6 relative RMS of the float64
+                                    reference on realistic inputs. */
+    GDN_PRECISION_BF16 = 2     /**< bf16 operands (rounded to nearest even), f32 accumulation, for the chunk
+                                    products; everything else f32. Faster, relative RMS error <= 1e-2.
+                                    CPU: uses avx512_bf16 (vdpbf16ps) where the CPU has it; elsewhere the
+                                    products run in f32 (gdn_context_kernel_name tells which). */
+} gdn_precision;
+
 /** Whether, and where, the state after every token is written. */
 typedef enum gdn_capture_mode {
     GDN_CAPTURE_NONE = 0,  /**< No capture. */
@@ -228,7 +240,8 @@ GDN_API int gdn_cpu_supports(gdn_isa isa);
 
 /** The layer: head counts, dimensions and conventions. Zero-initialise, then set the four sizes:
  *  the zero values of every other field are the defaults (grouped, log gate, scale Dk^-1/2,
- *  no in-kernel L2 norm, [Dv][Dk] state, f32 everything, automatic algorithm). */
+ *  no in-kernel L2 norm, [Dv][Dk] state, f32 everything, automatic algorithm, the backend's
+ *  default precision). */
 typedef struct gdn_problem {
     int num_k_heads; /**< Hk >= 1: heads of q and k. */
     int num_v_heads; /**< Hv >= 1, a multiple of Hk: heads of v, g, beta, out and state. */
@@ -245,6 +258,7 @@ typedef struct gdn_problem {
     gdn_dtype gate_dtype;      /**< Type of g and beta: GDN_DTYPE_F32 or the same as dtype. */
     gdn_dtype state_dtype;     /**< Type of stored states: GDN_DTYPE_F32 (the only one so far). */
     gdn_algo algo;             /**< Algorithm for multi-token calls. */
+    gdn_precision precision;   /**< Operand precision of the chunked algorithm's products. */
 } gdn_problem;
 
 /** The tokens of one call: dense [B,T], or N packed variable-length sequences. */

@@ -37,6 +37,7 @@ typedef struct gdn_plan {
     gdn_state_layout layout;
     gdn_dtype dtype, out_dtype, gate_dtype;
     gdn_algo algo;
+    gdn_precision precision; /* resolved: F32 or BF16, never DEFAULT */
     /* batch */
     int64_t B, T, N; /* T is T_total when packed */
     const void *cu;  /* NULL when dense */

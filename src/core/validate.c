@@ -306,6 +306,8 @@ static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch 
         FAIL(GDN_STATUS_UNSUPPORTED, "problem.state_dtype: only f32 state storage is supported in this version");
     if ((unsigned)pr->algo > GDN_ALGO_CHUNKED)
         FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.algo = %d: unknown algorithm", (int)pr->algo);
+    if ((unsigned)pr->precision > GDN_PRECISION_BF16)
+        FAIL(GDN_STATUS_INVALID_ARGUMENT, "problem.precision = %d: unknown precision", (int)pr->precision);
     if (pr->k_dim > GDN_MAX_HEAD_DIM)
         FAIL(GDN_STATUS_UNSUPPORTED, "problem.k_dim = %d: larger than %d is not supported", pr->k_dim,
              GDN_MAX_HEAD_DIM);
@@ -326,6 +328,7 @@ static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch 
     p->out_dtype = pr->out_dtype;
     p->gate_dtype = pr->gate_dtype;
     p->algo = pr->algo;
+    p->precision = pr->precision == GDN_PRECISION_DEFAULT ? GDN_PRECISION_F32 : pr->precision;
 
     /* batch */
     if (ba->batch_size < 1)
