@@ -87,6 +87,8 @@ gdn_status gdn_cpu_select(gdn_context *ctx, gdn_isa requested, char *err, size_t
     ctx->chunk = gdn_chunk_f32__scalar;
     ctx->chunk_transpose = gdn_chunk_transpose_f32__scalar;
     ctx->chunk_name = "chunk_f32__scalar";
+    ctx->chunk_bf16 = NULL;
+    ctx->chunk_bf16_name = NULL;
     ctx->f16_to_f32 = gdn_f16_to_f32__scalar;
     ctx->f32_to_f16 = gdn_f32_to_f16__scalar;
 #ifdef GDN_HAVE_X86
@@ -97,6 +99,10 @@ gdn_status gdn_cpu_select(gdn_context *ctx, gdn_isa requested, char *err, size_t
         ctx->chunk = gdn_chunk_f32__avx512;
         ctx->chunk_transpose = gdn_chunk_transpose_f32__avx512;
         ctx->chunk_name = "chunk_f32__avx512";
+        if (gdn_cpu_features() & GDN_CPU_AVX512BF16) {
+            ctx->chunk_bf16 = gdn_chunk_bf16__avx512bf16;
+            ctx->chunk_bf16_name = "chunk_bf16__avx512bf16";
+        }
     } else if (want == GDN_ISA_AVX2) {
         ctx->recurrent = gdn_recurrent_f32__avx2;
         ctx->recurrent_name = "recurrent_f32__avx2";
@@ -191,22 +197,23 @@ static void touch_block(const gdn_plan *p, int64_t b, int64_t tb, int nt, int hk
     (void)sink;
 }
 
-/* Read the state rows once in address order (one load per cache line) before the kernel walks
- * them 16 rows at a time: a state that comes from DRAM (decode across many sequences or layers)
- * streams in at full bandwidth instead of as 16 interleaved streams. */
-static void touch_rows(const float *s, int64_t stride, int rows, int dk)
-{
-    float acc = 0.0f;
-    for (int r = 0; r < rows; r++)
-        for (int c = 0; c < dk; c += 16)
-            acc += s[r * stride + c];
-    volatile float sink = acc; /* keeps the loads; a local, so threads share nothing */
-    (void)sink;
-}
-
 /* --- one work item ----------------------------------------------------------------------- */
 
-static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int64_t n, int h, int r0, int rows)
+/* Whether item (n, h, r0) reads its state straight from the pool (VK layout, unit stride along k,
+ * a read and a write slot), and where: the first row of its tile. */
+static const float *direct_state(const gdn_plan *p, int64_t n, int h, int r0)
+{
+    if (!p->has_pool || p->layout != GDN_STATE_VK || p->pool.st[3] != 1)
+        return NULL;
+    const int64_t rs = gdn_plan_read_slot(p, n), ws = gdn_plan_write_slot(p, n);
+    if (rs < 0 || ws < 0)
+        return NULL;
+    return gdn_cpu_pool_head(p, rs, h) + r0 * p->pool.st[2];
+}
+
+/* next_s: the state tile of the item this thread most likely runs next (or NULL), to prefetch. */
+static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int64_t n, int h, int r0, int rows,
+                     const float *next_s)
 {
     const int dk = p->Dk;
     int64_t b, t0, t1;
@@ -224,7 +231,6 @@ static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int6
         s_in = gdn_cpu_pool_head(p, rs, h) + r0 * p->pool.st[2];
         s_out = gdn_cpu_pool_head(p, ws, h) + r0 * p->pool.st[2];
         s_stride = p->pool.st[2];
-        touch_rows(s_in, s_stride, rows, dk);
     } else {
         if (rs >= 0)
             gather_tile(p->layout, gdn_cpu_pool_head(p, rs, h), &p->pool.st[2], r0, rows, dk, tile);
@@ -246,7 +252,8 @@ static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int6
         if (tb + nt < t1)
             touch_block(p, b, tb + nt, (int)(t1 - tb - nt < TB ? t1 - tb - nt : TB), hk, h, r0, rows);
         gdn_recurrent_args a = {nt, dk, rows, blk.q, blk.k, blk.kq, blk.decay, blk.beta, blk.v,
-                                p->has_out ? y : NULL, s_in, s_out, s_stride, NULL, 0};
+                                p->has_out ? y : NULL, s_in, s_out, s_stride, NULL, 0,
+                                tb + nt >= t1 ? next_s : NULL, p->pool.st[2]};
         if (p->cap_mode == GDN_CAPTURE_NONE) {
             kernel(&a);
         } else if (cap_direct) {
@@ -318,10 +325,20 @@ static void run_job_item(void *arg, int64_t i, int thread)
     if (rows <= 0)
         return;
     float *scr = jb->ctx->scratch + (size_t)thread * jb->ctx->scratch_floats;
-    if (gdn_cpu_use_chunked(p, n))
+    if (gdn_cpu_use_chunked(p, n)) {
         gdn_cpu_chunked_item(jb->ctx, p, scr, n, h, r0, rows);
-    else
-        run_item(jb->ctx, p, scr, n, h, r0, rows);
+        return;
+    }
+    /* the thread pool hands a thread consecutive items: prefetch item i + 1's state */
+    const float *next_s = NULL;
+    if (i + 1 < p->N * p->Hv * (int64_t)jb->ntiles) {
+        const int64_t n1 = (i + 1) / (p->Hv * (int64_t)jb->ntiles);
+        const int h1 = (int)(((i + 1) / jb->ntiles) % p->Hv);
+        const int r1 = (int)((i + 1) % jb->ntiles) * jb->tile_rows;
+        if (r1 < p->Dv && !gdn_cpu_use_chunked(p, n1))
+            next_s = direct_state(p, n1, h1, r1);
+    }
+    run_item(jb->ctx, p, scr, n, h, r0, rows, next_s);
 }
 
 void gdn_cpu_forward(gdn_context *ctx, const gdn_plan *p)

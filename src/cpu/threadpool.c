@@ -1,11 +1,18 @@
 /*
  * threadpool.c — see threadpool.h. One job at a time (a context is used by one thread at a time).
  *
- * Protocol: run() stores the job, resets the item counter and the count of workers still busy,
- * then bumps `generation` (release) under the mutex and broadcasts. A worker that sees a new
- * generation (acquire) takes items until the counter passes n, then decrements `busy`; the one
- * that brings it to zero signals `done` under the mutex. The caller takes items too, then waits
- * for busy == 0. Both waits spin for a short while before sleeping.
+ * Protocol: run() stores the job, splits items 0..n-1 into one contiguous range per thread (thread
+ * t owns [t*n/P, (t+1)*n/P)), resets the count of workers still busy, then bumps `generation`
+ * (release) under the mutex and broadcasts. A worker that sees a new generation (acquire) takes
+ * the items of its own range in order (an atomic counter per range, each on its own cache line),
+ * then helps the others by taking items from the fronts of their ranges, and decrements `busy`;
+ * the one that brings it to zero signals `done` under the mutex. The caller (thread 0) takes items
+ * too, then waits for busy == 0. Both waits spin for a short while before sleeping.
+ *
+ * Why ranges: repeated calls of the same shape (decode, layer after layer) give every thread the
+ * same items each time, so a thread finds the state of "its" heads in its own core's L2; and a
+ * thread walks consecutive items, i.e. consecutive state memory, which streams from DRAM and lets
+ * the kernels prefetch the next item. Stealing keeps the load balanced when a core is slow.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -28,11 +35,17 @@ struct gdn_threadpool {
     atomic_uint_fast64_t generation;
     atomic_int busy;
     atomic_int stop;
-    atomic_int_fast64_t next;
+    struct range *ranges; /* num_threads */
     int64_t n;
     gdn_task_fn fn;
     void *arg;
 };
+
+/* The items a thread owns in the current job: next (taken in order) up to end. */
+typedef struct range {
+    _Alignas(64) atomic_int_fast64_t next;
+    int64_t end;
+} range;
 
 typedef struct worker_arg {
     gdn_threadpool *pool;
@@ -48,11 +61,14 @@ static void cpu_relax(void)
 
 static void take_items(gdn_threadpool *p, int id)
 {
-    for (;;) {
-        const int64_t i = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
-        if (i >= p->n)
-            break;
-        p->fn(p->arg, i, id);
+    for (int k = 0; k < p->num_threads; k++) {
+        range *r = &p->ranges[(id + k) % p->num_threads];
+        for (;;) {
+            const int64_t i = atomic_fetch_add_explicit(&r->next, 1, memory_order_relaxed);
+            if (i >= r->end)
+                break;
+            p->fn(p->arg, i, id);
+        }
     }
 }
 
@@ -117,6 +133,7 @@ void gdn_threadpool_destroy(gdn_threadpool *p)
     pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->mutex);
     free(p->threads);
+    free(p->ranges);
     free(p);
 }
 
@@ -133,7 +150,15 @@ int gdn_threadpool_create(int num_threads, gdn_threadpool **out)
     atomic_init(&p->generation, 0);
     atomic_init(&p->busy, 0);
     atomic_init(&p->stop, 0);
-    atomic_init(&p->next, 0);
+    p->ranges = (range *)aligned_alloc(64, (size_t)p->num_threads * sizeof(range));
+    if (!p->ranges) {
+        gdn_threadpool_destroy(p);
+        return -1;
+    }
+    for (int t = 0; t < p->num_threads; t++) {
+        atomic_init(&p->ranges[t].next, 0);
+        p->ranges[t].end = 0;
+    }
     if (p->num_threads > 1) {
         p->threads = (pthread_t *)calloc((size_t)p->num_threads - 1, sizeof *p->threads);
         if (!p->threads) {
@@ -172,7 +197,10 @@ void gdn_threadpool_run(gdn_threadpool *p, int64_t n, gdn_task_fn fn, void *arg)
     p->fn = fn;
     p->arg = arg;
     p->n = n;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+    for (int t = 0; t < p->num_threads; t++) {
+        atomic_store_explicit(&p->ranges[t].next, n * t / p->num_threads, memory_order_relaxed);
+        p->ranges[t].end = n * (t + 1) / p->num_threads;
+    }
     atomic_store_explicit(&p->busy, p->num_threads - 1, memory_order_relaxed);
     pthread_mutex_lock(&p->mutex);
     atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
