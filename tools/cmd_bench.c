@@ -28,10 +28,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Buffers are 64-byte aligned, as engines' tensors are (PyTorch, ggml): with malloc's 16-byte
+ * alignment every 64-byte vector access of the state would straddle two cache lines. */
+static void *alloc64(size_t bytes)
+{
+    return aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
 #define CMD "bench"
 #define STR2(x) #x
 #define STR(x) STR2(x)
-#define REL_ERR_LIMIT 1e-4
+#define REL_ERR_LIMIT 1e-4      /* f32 products */
+#define REL_ERR_LIMIT_BF16 1e-2 /* problem.precision = bf16 (chunked products with bf16 operands) */
 #define CHECK_TOKENS 64      /* reduced check: first 64 tokens ... */
 #define CHECK_SEQS 2         /* ... of the first 2 sequences */
 #define ROTATE_BYTES ((int64_t)256 << 20)
@@ -68,6 +76,10 @@ void cmd_bench_help(void)
         "                                the CPU; bf16: vdpbf16ps where the CPU has avx512_bf16)\n"
         "  --reps N                timed repetitions per case (default: about 1-2 s per case)\n"
         "  --warm                  decode/verify: reuse one state pool (cache-resident when it fits)\n"
+        "  --targets               the CPU speed targets instead of the suite (f32 activations): decode\n"
+        "                          B=1 state in cache, decode B=64 vs bandwidth, verify T=4 B=64 vs\n"
+        "                          decode, prefill T=4096 chunked vs the FMA peak, bf16 products vs\n"
+        "                          f32, 2 threads vs 1; prints each as measured / target\n"
         "  --help                  this text\n"
         "\n"
         "models:");
@@ -79,12 +91,12 @@ void cmd_bench_help(void)
 
 enum {
     O_JSON, O_MODEL, O_B, O_T, O_HK, O_HV, O_DK, O_DV, O_CAPTURE, O_DTYPE, O_THREADS, O_ISA, O_BACKEND, O_ALGO,
-    O_REPS, O_WARM, O_PRECISION
+    O_REPS, O_WARM, O_PRECISION, O_TARGETS
 };
 static const tool_opt bench_options[] = {
     {"--json", 0}, {"--model", 1}, {"--B", 1}, {"--T", 1}, {"--Hk", 1}, {"--Hv", 1}, {"--Dk", 1}, {"--Dv", 1},
     {"--capture", 0}, {"--dtype", 1}, {"--threads", 1}, {"--isa", 1}, {"--backend", 1}, {"--algo", 1},
-    {"--reps", 1}, {"--warm", 0}, {"--precision", 1}, {NULL, 0}};
+    {"--reps", 1}, {"--warm", 0}, {"--precision", 1}, {"--targets", 0}, {NULL, 0}};
 
 typedef struct bench_opts {
     int json;
@@ -99,6 +111,7 @@ typedef struct bench_opts {
     gdn_precision precision;
     int reps; /* 0 = automatic */
     int warm;
+    int targets;
 } bench_opts;
 
 typedef struct bench_case {
@@ -128,6 +141,11 @@ typedef struct bench_result {
     char checked[64];
     char error[1024];
 } bench_result;
+
+static double rel_err_limit(const gdn_problem *p)
+{
+    return p->precision == GDN_PRECISION_BF16 ? REL_ERR_LIMIT_BF16 : REL_ERR_LIMIT;
+}
 
 static float uniform_pm1(gdn_rng *r)
 {
@@ -232,8 +250,8 @@ static void check_case(const bench_env *env, const bench_case *c, void *q, void 
     nstate = (size_t)(Bc * Hv * Dv * Dk);
     nout = (size_t)(Bc * Tc * Hv * Dv);
     ncap = c->capture ? (size_t)(Bc * Tc) * (size_t)(Hv * Dv * Dk) : 0;
-    pool = malloc(nstate * sizeof(float));
-    out = malloc(nout * sizeof(float));
+    pool = alloc64(nstate * sizeof(float));
+    out = alloc64(nout * sizeof(float));
     rr.out = malloc(nout * sizeof(double));
     rr.final_state = malloc(nstate * sizeof(double));
     if (c->capture) {
@@ -270,10 +288,10 @@ static void check_case(const bench_env *env, const bench_case *c, void *q, void 
         if (!(e <= res->rel_err))
             res->rel_err = e;
     }
-    res->ok = res->rel_err <= REL_ERR_LIMIT;
+    res->ok = res->rel_err <= rel_err_limit(P);
     if (!res->ok)
         snprintf(res->error, sizeof res->error, "relative RMS error %.3g above the limit %.0e", res->rel_err,
-                 REL_ERR_LIMIT);
+                 rel_err_limit(P));
 
 done:
     free(pool);
@@ -333,21 +351,21 @@ static void run_case(const bench_env *env, const bench_case *c, bench_result *re
     }
     res->pools = npools;
 
-    q = malloc((size_t)nq * as);
-    k = malloc((size_t)nq * as);
-    v = malloc((size_t)nv * as);
-    out = malloc((size_t)nv * os);
-    g = malloc((size_t)ng * sizeof(float));
-    beta = malloc((size_t)ng * sizeof(float));
+    q = alloc64((size_t)nq * as);
+    k = alloc64((size_t)nq * as);
+    v = alloc64((size_t)nv * as);
+    out = alloc64((size_t)nv * os);
+    g = alloc64((size_t)ng * sizeof(float));
+    beta = alloc64((size_t)ng * sizeof(float));
     pools = calloc((size_t)npools, sizeof *pools);
     if (c->capture)
-        caps = malloc((size_t)ncap * sizeof(float));
+        caps = alloc64((size_t)ncap * sizeof(float));
     if (!q || !k || !v || !out || !g || !beta || !pools || (c->capture && !caps)) {
         snprintf(res->error, sizeof res->error, "out of memory for the inputs and outputs");
         goto done;
     }
     for (i = 0; i < npools; i++) {
-        pools[i] = malloc((size_t)nstate * sizeof(float));
+        pools[i] = alloc64((size_t)nstate * sizeof(float));
         if (!pools[i]) {
             snprintf(res->error, sizeof res->error, "out of memory for %d state pools", npools);
             goto done;
@@ -499,7 +517,7 @@ static void print_json(const bench_env *env, const bench_case *c, const bench_re
     json_num("pct_mem_bw", r->ran && env->mem.gbytes_per_s > 0 ? 100.0 * r->bytes / sec / 1e9 / env->mem.gbytes_per_s
                                                                : NAN);
     json_num("rel_err", r->rel_err);
-    json_num("rel_err_limit", REL_ERR_LIMIT);
+    json_num("rel_err_limit", rel_err_limit(p));
     printf(",\"checked\":\"%s\",\"ok\":%s", r->checked, r->ran && r->ok ? "true" : "false");
     if (r->error[0]) {
         const char *s;
@@ -545,7 +563,7 @@ static void print_header(const bench_env *env, int pools_note)
                "a model's layers); --warm reuses one\n");
     printf("rel_err: relative RMS vs the float64 reference (output in f32, final state, captures) on the same inputs;"
            " whole case when B*T <= %d, else first min(B,%d) sequences x first %d tokens; limit %.0e\n",
-           CHECK_TOKENS, CHECK_SEQS, CHECK_TOKENS, REL_ERR_LIMIT);
+           CHECK_TOKENS, CHECK_SEQS, CHECK_TOKENS, rel_err_limit(p));
     printf("\n%-8s %5s %6s %12s %12s %8s %9s %6s %6s %9s  %s\n", "op", "B", "T", "median_us", "tokens/s", "GB/s",
            "GFLOP/s", "%FMA", "%BW", "rel_err", "check");
     fflush(stdout);
@@ -565,6 +583,88 @@ static void print_row(const bench_env *env, const bench_case *c, const bench_res
                r->ok ? "ok" : "FAIL", r->ok ? "" : ": ", r->ok ? "" : r->error);
     }
     fflush(stdout);
+}
+
+/* ---- --targets ------------------------------------------------------------------------------ */
+
+typedef struct target_run {
+    bench_case c;
+    int warm, one_thread;
+    gdn_algo algo;
+    gdn_precision precision;
+    bench_result r;
+} target_run;
+
+static void target_line(const char *what, const char *measured, const char *target, int met, int ran)
+{
+    printf("%-44s %-26s %-22s %s\n", what, measured, target, !ran ? "not run" : met ? "met" : "MISSED");
+}
+
+/* The issue's CPU targets, each case run once like a suite case (median of repetitions), then
+ * each target as a ratio of cases measured in this run. Returns the number of failed cases. */
+static int run_targets(const bench_env *env0, const bench_opts *o0)
+{
+    target_run t[] = {
+        {{"decode", 1, 1, 0}, 1, 0, GDN_ALGO_AUTO, GDN_PRECISION_F32, {0}},
+        {{"decode", 64, 1, 0}, 0, 0, GDN_ALGO_AUTO, GDN_PRECISION_F32, {0}},
+        {{"verify", 64, 4, 0}, 0, 0, GDN_ALGO_AUTO, GDN_PRECISION_F32, {0}},
+        {{"prefill", 1, 4096, 0}, 0, 0, GDN_ALGO_CHUNKED, GDN_PRECISION_F32, {0}},
+        {{"prefill", 1, 4096, 0}, 0, 0, GDN_ALGO_CHUNKED, GDN_PRECISION_BF16, {0}},
+        {{"prefill", 1, 4096, 0}, 0, 1, GDN_ALGO_CHUNKED, GDN_PRECISION_F32, {0}},
+    };
+    const int n = (int)(sizeof t / sizeof t[0]);
+    gdn_context *one = tool_context_create(CMD, o0->backend, 1, o0->isa);
+    int failed = 0;
+    char m[64], g[64];
+    if (!one)
+        return n;
+    print_header(env0, 1);
+    printf("(--targets: decode B=1 reuses one state pool (--warm); the rest rotate pools)\n");
+    for (int i = 0; i < n; i++) {
+        bench_env e = *env0;
+        bench_opts oo = *o0;
+        oo.warm = t[i].warm;
+        e.o = &oo;
+        e.p.algo = t[i].algo;
+        e.p.precision = t[i].precision;
+        if (t[i].one_thread)
+            e.ctx = one;
+        fprintf(stderr, "bench: target case %d/%d: %s B=%lld T=%lld ...\n", i + 1, n, t[i].c.op,
+                (long long)t[i].c.B, (long long)t[i].c.T);
+        run_case(&e, &t[i].c, &t[i].r);
+        if (!(t[i].r.ran && t[i].r.ok))
+            failed++;
+        printf("%-44s ", i == 0   ? "decode, state in cache (--warm)"
+                         : i == 4 ? "prefill, chunked, bf16 products"
+                         : i == 5 ? "prefill, chunked, 1 thread"
+                         : i == 3 ? "prefill, chunked, f32"
+                                  : "");
+        print_row(&e, &t[i].c, &t[i].r);
+    }
+    const bench_result *dw = &t[0].r, *d64 = &t[1].r, *v64 = &t[2].r, *pf = &t[3].r, *pb = &t[4].r, *p1 = &t[5].r;
+    const double bw = env0->mem.gbytes_per_s, peak = env0->fma.gflops;
+    printf("\n%-44s %-26s %-22s %s\n", "target (issue 3; Qwen3.6-35B-A3B layer)", "measured", "target", "status");
+    snprintf(m, sizeof m, "%.1f us", dw->median_us);
+    target_line("decode B=1, state in cache, per call", m, "<= 25 us", dw->median_us <= 25.0, dw->ran);
+    const double pbw = bw > 0 && d64->ran ? 100.0 * d64->bytes / (d64->median_us * 1e-6) / 1e9 / bw : 0.0;
+    snprintf(m, sizeof m, "%.1f%% of %.1f GB/s", pbw, bw);
+    target_line("decode B=64, of the read-modify-write BW", m, ">= 80%", pbw >= 80.0, d64->ran && bw > 0);
+    const double rv = d64->ran && v64->ran ? v64->median_us / d64->median_us : 0.0;
+    snprintf(m, sizeof m, "%.2fx (%.0f / %.0f us)", rv, v64->median_us, d64->median_us);
+    target_line("verify T=4 B=64 (no capture) / decode B=64", m, "<= 1.3x", rv > 0 && rv <= 1.3, v64->ran && d64->ran);
+    const double pp = pf->ran ? 100.0 * pf->flops / (pf->median_us * 1e-6) / 1e9 / peak : 0.0;
+    snprintf(m, sizeof m, "%.1f%% of %.0f GFLOP/s", pp, peak);
+    snprintf(g, sizeof g, ">= 60%%");
+    target_line("prefill B=1 T=4096 chunked f32, of FMA peak", m, g, pp >= 60.0, pf->ran);
+    const double sb = pf->ran && pb->ran ? pf->median_us / pb->median_us : 0.0;
+    snprintf(m, sizeof m, "%.2fx, err %.1e", sb, pb->rel_err);
+    target_line("prefill bf16 products: speed-up over f32", m, ">= 1.5x, err <= 1e-2",
+                sb >= 1.5 && pb->rel_err <= 1e-2, pf->ran && pb->ran);
+    const double s2 = pf->ran && p1->ran ? p1->median_us / pf->median_us : 0.0;
+    snprintf(m, sizeof m, "%.2fx (%d threads vs 1)", s2, gdn_context_num_threads(env0->ctx));
+    target_line("prefill T=4096 chunked: threads vs 1", m, ">= 1.8x (2 threads)", s2 >= 1.8, pf->ran && p1->ran);
+    gdn_context_destroy(one);
+    return failed;
 }
 
 /* ---- the command ---------------------------------------------------------------------------- */
@@ -668,6 +768,9 @@ int cmd_bench(int argc, char **argv)
                 return TOOL_EXIT_USAGE;
             o.algo = (gdn_algo)e;
             break;
+        case O_TARGETS:
+            o.targets = 1;
+            break;
         case O_PRECISION:
             if ((e = tool_parse_enum(CMD, "--precision", val, tool_precision_names)) < 0)
                 return TOOL_EXIT_USAGE;
@@ -702,6 +805,13 @@ int cmd_bench(int argc, char **argv)
     if (o.capture && !single) {
         tool_error(CMD, "--capture: only with --B/--T (the default suite has its own verify case)");
         return TOOL_EXIT_USAGE;
+    }
+    if (o.targets) {
+        if (single || o.json || o.capture) {
+            tool_error(CMD, "--targets: runs its own cases (no --B/--T/--capture/--json)");
+            return TOOL_EXIT_USAGE;
+        }
+        o.dtype = GDN_DTYPE_F32;
     }
     env.p.dtype = o.dtype;
     env.p.out_dtype = o.dtype;
@@ -749,6 +859,13 @@ int cmd_bench(int argc, char **argv)
     if (env.mem.gbytes_per_s <= 0)
         fprintf(stderr, "bench: could not allocate memory to measure bandwidth; %%BW not reported\n");
 
+    if (o.targets) {
+        failed = run_targets(&env, &o);
+        gdn_context_destroy(env.ctx);
+        if (failed)
+            tool_error(CMD, "%d target cases failed their check (see the table)", failed);
+        return failed ? TOOL_EXIT_DATA : TOOL_EXIT_OK;
+    }
     if (!o.json)
         print_header(&env, any_small && !o.warm);
     for (c = 0; c < ncases; c++) {
@@ -766,7 +883,7 @@ int cmd_bench(int argc, char **argv)
     if (failed) {
         tool_error(CMD, "%d of %d cases failed (see the %s)", failed, ncases, o.json ? "\"error\" fields" : "table");
     } else if (!o.json) {
-        printf("\nall %d cases match the reference within %.0e\n", ncases, REL_ERR_LIMIT);
+        printf("\nall %d cases match the reference within %.0e\n", ncases, rel_err_limit(&env.p));
     }
     gdn_context_destroy(env.ctx);
     return failed ? TOOL_EXIT_DATA : TOOL_EXIT_OK;
