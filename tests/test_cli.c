@@ -451,6 +451,10 @@ static int reference(const prob *p, gdn_ref_result *rr)
 }
 
 /* Write p, run `gdn run`, compare everything with the reference. */
+/* Options added to every run of test_runs, and a tag in its directory names (the CUDA pass). */
+static const char *g_runs_opts = "";
+static const char *g_runs_tag = "";
+
 static void run_and_compare(const char *test, prob *p, const char *extra_opts)
 {
     char in[600], out[600], opts[512], args[4096];
@@ -465,11 +469,14 @@ static void run_and_compare(const char *test, prob *p, const char *extra_opts)
     int rc;
     double e;
 
-    snprintf(in, sizeof in, "%s/%s-in", g_root, test);
-    snprintf(out, sizeof out, "%s/%s-out", g_root, test);
+    if (g_runs_opts[0] && extra_opts && strstr(extra_opts, "--isa"))
+        return; /* a CPU kernel choice: not for the CUDA pass */
+    snprintf(in, sizeof in, "%s/%s%s-in", g_root, g_runs_tag, test);
+    snprintf(out, sizeof out, "%s/%s%s-out", g_root, g_runs_tag, test);
     write_prob(p, in);
     options_of(p, opts, sizeof opts);
-    snprintf(args, sizeof args, "run --in '%s' --out '%s'%s %s", in, out, opts, extra_opts ? extra_opts : "");
+    snprintf(args, sizeof args, "run --in '%s' --out '%s'%s %s %s", in, out, opts, extra_opts ? extra_opts : "",
+             g_runs_opts);
     rc = run_gdn(args);
     g_checks++;
     if (rc != 0) {
@@ -921,8 +928,29 @@ static void test_errors(void)
     /* --gate raw without A_log.npy */
     run_variant("raw_no_alog", g_okdir, "--gate raw", 1, "A_log.npy");
 
-    /* CUDA is not built: a clean error naming the option */
-    run_variant("cuda", g_okdir, "--backend cuda", 1, "--backend");
+    /* --backend cuda: with no CUDA device (or no CUDA built in), a clean error naming the option;
+     * with one, every run of test_runs again on the GPU, against the reference */
+    {
+        int rc;
+        snprintf(out, sizeof out, "%s/cuda-probe-out", g_root);
+        snprintf(args, sizeof args, "run --in '%s' --out '%s' --backend cuda", g_okdir, out);
+        rc = run_gdn(args);
+        g_checks++;
+        if (rc == 1) {
+            expect(count_lines(g_err) == 1 && strstr(g_err, "--backend"), "cuda", "one stderr line naming --backend");
+            path_of(path, sizeof path, out, "o.npy");
+            expect(!exists(path), "cuda", "o.npy left after a failure");
+        } else if (rc == 0) {
+            printf("gdn run --backend cuda: a CUDA device is present, running every run test on it\n");
+            g_runs_opts = "--backend cuda";
+            g_runs_tag = "cuda-";
+            test_runs();
+            g_runs_opts = "";
+            g_runs_tag = "";
+        } else {
+            fail("cuda", "exit status %d: %s", rc, g_err);
+        }
+    }
 
     /* the chunked algorithm: either it works (a later version) or it fails cleanly */
     {

@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "core/dtype.h"
+#include "devmem.h"
 #include "npy.h"
 #include "tools.h"
 
@@ -64,7 +65,7 @@ void cmd_run_help(void)
         "  --dtype f32|bf16|f16           type the kernel reads q, k, v in (default f32); inputs are\n"
         "                                 rounded to it on load (nearest even); g and beta stay f32\n"
         "  --capture                      also write states.npy\n"
-        "  --backend cpu|cuda             (default cpu; CUDA is not built in this version)\n"
+        "  --backend cpu|cuda             (default cpu; cuda: tensors are copied to GPU 0 and back)\n"
         "  --algo auto|recurrent|chunked  (default auto)\n"
         "  --precision default|f32|bf16  operand precision of the chunked products (default: f32 on\n"
         "                                the CPU; bf16: vdpbf16ps where the CPU has avx512_bf16)\n"
@@ -432,6 +433,79 @@ static void *alloc_bytes(int64_t n)
 
 enum { I_Q, I_K, I_V, I_G, I_BETA, I_ALOG, I_DTB, I_STATE, I_CU, N_INPUTS };
 
+static void report_forward_error(gdn_context *ctx, const run_opts *o, gdn_status s)
+{
+    if (o->algo == GDN_ALGO_CHUNKED && s == GDN_STATUS_UNSUPPORTED)
+        tool_error(CMD, "--algo chunked: %s", gdn_last_error(ctx));
+    else
+        tool_error(CMD, "gdn_forward failed (%s): %s", gdn_status_string(s), gdn_last_error(ctx));
+}
+
+/* --backend cuda: copy every tensor of t (host memory, contiguous, as built by cmd_run) to the
+ * device, run there, wait (gdn_context_synchronize reports errors found on the device), and copy
+ * the state, output and captures back into t's host buffers. 0 on success; else reported. */
+static int run_on_device(gdn_context *ctx, const run_opts *o, const gdn_problem *p, const gdn_batch *b,
+                         const gdn_tensors *t, int64_t N)
+{
+    enum { Q, K, V, G, BETA, ALOG, DTB, POOL, OUT, CAPS, CU, NBUF };
+    const gdn_tensor *ten[NBUF] = {&t->q, &t->k, &t->v, &t->g, &t->beta, NULL, NULL, &t->state.pool, &t->out,
+                                   &t->capture.states, NULL};
+    const size_t es[NBUF] = {gdn_dtype_size(p->dtype), gdn_dtype_size(p->dtype), gdn_dtype_size(p->dtype), 4, 4,
+                             4, 4, 4, 4, 4, b->cu_seqlens_type == GDN_INDEX_I64 ? 8 : 4};
+    const void *host[NBUF] = {t->q.data, t->k.data, t->v.data, t->g.data, t->beta.data, t->A_log, t->dt_bias,
+                              t->state.pool.data, t->out.data, t->capture.states.data, b->cu_seqlens};
+    size_t bytes[NBUF];
+    void *dev[NBUF] = {0};
+    gdn_tensors dt = *t;
+    gdn_batch db = *b;
+    gdn_status s;
+    int rc = -1;
+    for (int i = 0; i < NBUF; i++) {
+        size_t n = 1;
+        if (ten[i])
+            for (int d = 0; d < ten[i]->ndim; d++)
+                n *= (size_t)ten[i]->shape[d];
+        else
+            n = i == CU ? (size_t)(N + 1) : (size_t)p->num_v_heads;
+        bytes[i] = n * es[i];
+        if (!host[i])
+            continue;
+        if (i == OUT || i == CAPS ? tool_dev_alloc(&dev[i], bytes[i]) : tool_dev_upload(&dev[i], host[i], bytes[i])) {
+            tool_error(CMD, "--backend cuda: %s", tool_dev_error());
+            goto done;
+        }
+    }
+    dt.q.data = dev[Q];
+    dt.k.data = dev[K];
+    dt.v.data = dev[V];
+    dt.g.data = dev[G];
+    dt.beta.data = dev[BETA];
+    dt.A_log = (const float *)dev[ALOG];
+    dt.dt_bias = (const float *)dev[DTB];
+    dt.state.pool.data = dev[POOL];
+    dt.out.data = dev[OUT];
+    dt.capture.states.data = dev[CAPS];
+    db.cu_seqlens = dev[CU];
+    s = gdn_forward(ctx, p, &db, &dt);
+    if (s == GDN_STATUS_SUCCESS)
+        s = gdn_context_synchronize(ctx);
+    if (s != GDN_STATUS_SUCCESS) {
+        report_forward_error(ctx, o, s);
+        goto done;
+    }
+    if (tool_dev_download((void *)host[POOL], dev[POOL], bytes[POOL]) ||
+        tool_dev_download((void *)host[OUT], dev[OUT], bytes[OUT]) ||
+        (host[CAPS] && tool_dev_download((void *)host[CAPS], dev[CAPS], bytes[CAPS]))) {
+        tool_error(CMD, "--backend cuda: %s", tool_dev_error());
+        goto done;
+    }
+    rc = 0;
+done:
+    for (int i = 0; i < NBUF; i++)
+        tool_dev_free(dev[i]);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_opts o;
@@ -649,10 +723,6 @@ int cmd_run(int argc, char **argv)
     ctx = tool_context_create(CMD, o.backend, o.threads, o.isa);
     if (!ctx)
         goto done;
-    if (o.backend == GDN_BACKEND_CUDA) { /* the tool's buffers are host memory */
-        tool_error(CMD, "--backend cuda: not supported by gdn run in this version");
-        goto done;
-    }
 
     /* Problem, batch, tensors. */
     memset(&p, 0, sizeof p);
@@ -709,13 +779,13 @@ int cmd_run(int argc, char **argv)
         t.capture.states = gdn_tensor_contiguous(caps, 5, cshape);
     }
 
-    {
+    if (o.backend == GDN_BACKEND_CUDA) {
+        if (run_on_device(ctx, &o, &p, &b, &t, N))
+            goto done;
+    } else {
         gdn_status s = gdn_forward(ctx, &p, &b, &t);
         if (s != GDN_STATUS_SUCCESS) {
-            if (o.algo == GDN_ALGO_CHUNKED && s == GDN_STATUS_UNSUPPORTED)
-                tool_error(CMD, "--algo chunked: %s", gdn_last_error(ctx));
-            else
-                tool_error(CMD, "gdn_forward failed (%s): %s", gdn_status_string(s), gdn_last_error(ctx));
+            report_forward_error(ctx, &o, s);
             goto done;
         }
     }
