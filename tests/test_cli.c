@@ -994,6 +994,24 @@ static void test_commands(void)
            "bench_json", "gdn bench --json single case");
     if (!strstr(g_out, "\"ok\":true"))
         fprintf(stderr, "bench stdout: %s\nstderr: %s\n", g_out, g_err);
+    expect_error("bench_targets_json", "bench --targets --json", 2, "--targets", NULL);
+    expect_error("bench_cuda_threads", "bench --backend cuda --threads 2", 2, "--threads", NULL);
+    /* --backend cuda: a clean error without a device; with one, a small checked case per op */
+    {
+        const char *a = "bench --backend cuda --json --B 2 --T 1 --Hk 1 --Hv 2 --Dk 16 --Dv 16 --reps 3";
+        int rc = run_gdn(a);
+        g_checks++;
+        if (rc == 1) {
+            expect(count_lines(g_err) == 1 && strstr(g_err, "--backend cuda"), "bench_cuda",
+                   "one stderr line naming --backend cuda");
+        } else {
+            expect(rc == 0 && strstr(g_out, "\"backend\":\"cuda\"") && strstr(g_out, "\"ok\":true"), "bench_cuda",
+                   "gdn bench --backend cuda decode");
+            expect(run_gdn("bench --backend cuda --json --B 2 --T 5 --capture --Hk 1 --Hv 3 --Dk 32 --Dv 16 --reps 3") ==
+                           0 && strstr(g_out, "\"ok\":true"),
+                   "bench_cuda", "gdn bench --backend cuda verify with capture");
+        }
+    }
 }
 
 int main(int argc, char **argv)

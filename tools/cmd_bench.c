@@ -19,6 +19,7 @@
 #include "check/rng.h"
 #include "cpu/chunked.h"
 #include "core/dtype.h"
+#include "devmem.h"
 #include "machine.h"
 #include "ref/ref.h"
 #include "tools.h"
@@ -70,7 +71,7 @@ void cmd_bench_help(void)
         "  --dtype f32|bf16|f16    activation type of q, k, v and the output (default bf16)\n"
         "  --threads N             CPU threads, 0 = all cores (default 0)\n"
         "  --isa auto|scalar|avx2|avx512   force the CPU kernels' instruction set\n"
-        "  --backend cpu|cuda      (default: the best available; CUDA is not built in this version)\n"
+        "  --backend cpu|cuda      (default cpu; cuda: GPU 0, inputs in device memory, CUDA graph replay)\n"
         "  --algo auto|recurrent|chunked   (default auto)\n"
         "  --precision default|f32|bf16  operand precision of the chunked products (default: f32 on\n"
         "                                the CPU; bf16: vdpbf16ps where the CPU has avx512_bf16)\n"
@@ -127,8 +128,16 @@ typedef struct bench_env {
     const char *model_name;
     const char *algo;
     tool_fma_peak fma;
-    tool_mem_bw mem;
+    tool_mem_bw mem;   /* CUDA: gbytes_per_s = the device-to-device copy rate */
+    int cuda;          /* the CUDA backend: tensors in device memory, timed by graph replay */
+    void *stream;      /* CUDA: the context's stream */
+    char device[160];  /* CUDA: the device's name */
 } bench_env;
+
+/* Device copies of a case's inputs (CUDA backend). */
+typedef struct dev_inputs {
+    void *q, *k, *v, *g, *beta;
+} dev_inputs;
 
 typedef struct bench_result {
     int ran;        /* gdn_forward succeeded */
@@ -225,8 +234,9 @@ static void case_args(const gdn_problem *p, const bench_case *c, int64_t B, int6
 
 /* Check the library against the reference on (a prefix of) the case: same buffers, views. */
 static void check_case(const bench_env *env, const bench_case *c, void *q, void *k, void *v, float *g, float *beta,
-                       const float *pool0, bench_result *res)
+                       const float *pool0, const dev_inputs *d, bench_result *res)
 {
+    void *dpool = NULL, *dout = NULL, *dcaps = NULL;
     const gdn_problem *P = &env->p;
     gdn_problem p = *P;
     gdn_batch b;
@@ -273,10 +283,31 @@ static void check_case(const bench_env *env, const bench_case *c, void *q, void 
         snprintf(res->error, sizeof res->error, "reference: %s: %s", gdn_status_string(st), err);
         goto done;
     }
-    st = gdn_forward(env->ctx, &p, &b, &t);
+    if (d) { /* the same call on device copies, results copied back */
+        gdn_batch db;
+        gdn_tensors dt;
+        if (tool_dev_upload(&dpool, pool, nstate * sizeof(float)) || tool_dev_alloc(&dout, nout * sizeof(float)) ||
+            (c->capture && tool_dev_alloc(&dcaps, ncap * sizeof(float)))) {
+            snprintf(res->error, sizeof res->error, "check run: %s", tool_dev_error());
+            goto done;
+        }
+        case_args(&p, c, Bc, Tc, d->q, d->k, d->v, (float *)d->g, (float *)d->beta, dout, (float *)dpool,
+                  (float *)dcaps, &db, &dt);
+        st = gdn_forward(env->ctx, &p, &db, &dt);
+        if (st == GDN_STATUS_SUCCESS)
+            st = gdn_context_synchronize(env->ctx);
+    } else {
+        st = gdn_forward(env->ctx, &p, &b, &t);
+    }
     if (st != GDN_STATUS_SUCCESS) {
         snprintf(res->error, sizeof res->error, "gdn_forward (check run): %s: %s", gdn_status_string(st),
                  gdn_last_error(env->ctx));
+        goto done;
+    }
+    if (d && (tool_dev_download(pool, dpool, nstate * sizeof(float)) ||
+              tool_dev_download(out, dout, nout * sizeof(float)) ||
+              (c->capture && tool_dev_download(caps, dcaps, ncap * sizeof(float))))) {
+        snprintf(res->error, sizeof res->error, "check run: %s", tool_dev_error());
         goto done;
     }
     res->rel_err = gdn_check_rel_rms(out, rr.out, nout);
@@ -294,6 +325,9 @@ static void check_case(const bench_env *env, const bench_case *c, void *q, void 
                  rel_err_limit(P));
 
 done:
+    tool_dev_free(dpool);
+    tool_dev_free(dout);
+    tool_dev_free(dcaps);
     free(pool);
     free(out);
     free(caps);
@@ -306,6 +340,112 @@ done:
 static double ncap_guard(const bench_case *c, const gdn_problem *p)
 {
     return c->capture ? (double)c->B * (double)c->T * p->num_v_heads * (double)p->v_dim * p->k_dim : 0.0;
+}
+
+/* One call of the CUDA timing graph: the case on state pool i. */
+typedef struct graph_call {
+    gdn_context *ctx;
+    const gdn_problem *p;
+    const gdn_batch *b;
+    gdn_tensors t;
+    void **pools;
+} graph_call;
+
+static int graph_call_fn(void *arg, int i)
+{
+    graph_call *g = (graph_call *)arg;
+    g->t.state.pool.data = g->pools[i];
+    return gdn_forward(g->ctx, g->p, g->b, &g->t) != GDN_STATUS_SUCCESS;
+}
+
+/* The CUDA backend: inputs copied to the device, checked like the CPU case, then timed as CUDA
+ * graph replays (one graph holds one call per state pool: the pools rotate as on the CPU), 20
+ * replays of warm-up, median per call over the timed replays. */
+static void run_case_cuda(const bench_env *env, const bench_case *c, bench_result *res, void *q, void *k, void *v,
+                          float *g, float *beta, const float *pool0, int npools)
+{
+    const gdn_problem *p = &env->p;
+    const int64_t B = c->B, T = c->T, Hk = p->num_k_heads, Hv = p->num_v_heads, Dk = p->k_dim, Dv = p->v_dim;
+    const size_t as = gdn_dtype_size(p->dtype), os = gdn_dtype_size(p->out_dtype);
+    const size_t nq = (size_t)(B * T * Hk * Dk), nv = (size_t)(B * T * Hv * Dv), ng = (size_t)(B * T * Hv);
+    const size_t nstate = (size_t)(B * Hv * Dv * Dk), ncap = c->capture ? (size_t)(B * T) * (size_t)(Hv * Dv * Dk) : 0;
+    dev_inputs d = {0};
+    void *dout = NULL, *dcaps = NULL, **dpools = NULL;
+    double *us = NULL, est = 0.0;
+    int reps, i;
+    gdn_batch b;
+    graph_call gc;
+
+    if (tool_dev_upload(&d.q, q, nq * as) || tool_dev_upload(&d.k, k, nq * as) || tool_dev_upload(&d.v, v, nv * as) ||
+        tool_dev_upload(&d.g, g, ng * 4) || tool_dev_upload(&d.beta, beta, ng * 4)) {
+        snprintf(res->error, sizeof res->error, "%s", tool_dev_error());
+        goto done;
+    }
+    check_case(env, c, q, k, v, g, beta, pool0, &d, res);
+    if (!res->ok)
+        goto done;
+    dpools = (void **)calloc((size_t)npools, sizeof *dpools);
+    if (!dpools || tool_dev_alloc(&dout, nv * os) || (c->capture && tool_dev_alloc(&dcaps, ncap * 4))) {
+        snprintf(res->error, sizeof res->error, "%s", dpools ? tool_dev_error() : "out of memory");
+        res->ok = 0;
+        goto done;
+    }
+    for (i = 0; i < npools; i++)
+        if (tool_dev_upload(&dpools[i], pool0, nstate * 4)) {
+            snprintf(res->error, sizeof res->error, "%d state pools: %s", npools, tool_dev_error());
+            res->ok = 0;
+            goto done;
+        }
+    memset(&gc, 0, sizeof gc);
+    case_args(p, c, B, T, d.q, d.k, d.v, (float *)d.g, (float *)d.beta, dout, (float *)dpools[0], (float *)dcaps, &b,
+              &gc.t);
+    gc.ctx = env->ctx;
+    gc.p = p;
+    gc.b = &b;
+    gc.pools = dpools;
+    /* one replay to estimate, then about 1 s of replays (20 .. 200) */
+    if (tool_dev_time_graph(env->stream, graph_call_fn, &gc, npools, 1, 1, &est)) {
+        snprintf(res->error, sizeof res->error, "%s%s%s", tool_dev_error(), gdn_last_error(env->ctx)[0] ? ": " : "",
+                 gdn_last_error(env->ctx));
+        res->ok = 0;
+        goto done;
+    }
+    reps = env->o->reps > 0 ? env->o->reps : (int)(1e6 / (est * npools > 1.0 ? est * npools : 1.0));
+    if (env->o->reps <= 0)
+        reps = reps < 20 ? 20 : reps > 200 ? 200 : reps;
+    us = (double *)malloc((size_t)reps * sizeof *us);
+    if (!us || tool_dev_time_graph(env->stream, graph_call_fn, &gc, npools, 20, reps, us)) {
+        snprintf(res->error, sizeof res->error, "%s", us ? tool_dev_error() : "out of memory");
+        res->ok = 0;
+        goto done;
+    }
+    if (gdn_context_synchronize(env->ctx) != GDN_STATUS_SUCCESS) {
+        snprintf(res->error, sizeof res->error, "%s", gdn_last_error(env->ctx));
+        res->ok = 0;
+        goto done;
+    }
+    res->reps = reps;
+    res->min_us = 1e300;
+    for (i = 0; i < reps; i++)
+        if (us[i] < res->min_us)
+            res->min_us = us[i];
+    for (i = 0; i < reps; i++)
+        us[i] *= 1e-6;
+    res->median_us = median(us, reps) * 1e6;
+    res->ran = 1;
+done:
+    tool_dev_free(d.q);
+    tool_dev_free(d.k);
+    tool_dev_free(d.v);
+    tool_dev_free(d.g);
+    tool_dev_free(d.beta);
+    tool_dev_free(dout);
+    tool_dev_free(dcaps);
+    if (dpools)
+        for (i = 0; i < npools; i++)
+            tool_dev_free(dpools[i]);
+    free(dpools);
+    free(us);
 }
 
 static void run_case(const bench_env *env, const bench_case *c, bench_result *res)
@@ -395,8 +535,13 @@ static void run_case(const bench_env *env, const bench_case *c, bench_result *re
     for (i = 0; i < nstate; i++)
         pools[0][i] = 0.1f * uniform_pm1(&rng);
 
+    if (env->cuda) {
+        run_case_cuda(env, c, res, q, k, v, g, beta, pools[0], npools);
+        goto done;
+    }
+
     /* Correctness first, on a pristine copy of the initial state. */
-    check_case(env, c, q, k, v, g, beta, pools[0], res);
+    check_case(env, c, q, k, v, g, beta, pools[0], NULL, res);
     for (i = 1; i < npools; i++)
         memcpy(pools[i], pools[0], (size_t)nstate * sizeof(float));
 
@@ -494,9 +639,9 @@ static void print_json(const bench_env *env, const bench_case *c, const bench_re
     double sec = r->median_us * 1e-6;
     char kbuf[48];
     const char *algo, *kernel = case_kernel(env, c, &algo, kbuf, sizeof kbuf);
-    printf("{\"op\":\"%s\",\"backend\":\"cpu\",\"algo\":\"%s\",\"dtype\":\"%s\",\"out_dtype\":\"%s\","
+    printf("{\"op\":\"%s\",\"backend\":\"%s\",\"algo\":\"%s\",\"dtype\":\"%s\",\"out_dtype\":\"%s\","
            "\"state_dtype\":\"f32\",\"isa\":\"%s\",\"kernel\":\"%s\",\"model\":\"%s\"",
-           c->op, algo, tool_dtype_names[p->dtype], tool_dtype_names[p->out_dtype],
+           c->op, env->cuda ? "cuda" : "cpu", algo, tool_dtype_names[p->dtype], tool_dtype_names[p->out_dtype],
            gdn_isa_name(gdn_context_isa(env->ctx)), kernel, env->model_name);
     printf(",\"B\":%lld,\"T\":%lld,\"Hk\":%d,\"Hv\":%d,\"Dk\":%d,\"Dv\":%d,\"capture\":%s,\"threads\":%d,\"reps\":%d,"
            "\"state_pools\":%d",
@@ -578,7 +723,8 @@ static void print_row(const bench_env *env, const bench_case *c, const bench_res
     } else {
         double gbs = r->bytes / sec / 1e9, gfl = r->flops / sec / 1e9;
         printf("%-8s %5lld %6lld %12.1f %12.0f %8.1f %9.1f %6.1f %6.1f %9.2e  %s%s%s\n", c->op, (long long)c->B,
-               (long long)c->T, r->median_us, (double)(c->B * c->T) / sec, gbs, gfl, 100.0 * gfl / env->fma.gflops,
+               (long long)c->T, r->median_us, (double)(c->B * c->T) / sec, gbs, gfl,
+               env->fma.gflops > 0 ? 100.0 * gfl / env->fma.gflops : 0.0,
                env->mem.gbytes_per_s > 0 ? 100.0 * gbs / env->mem.gbytes_per_s : 0.0, r->rel_err,
                r->ok ? "ok" : "FAIL", r->ok ? "" : ": ", r->ok ? "" : r->error);
     }
@@ -665,6 +811,79 @@ static int run_targets(const bench_env *env0, const bench_opts *o0)
     target_line("prefill T=4096 chunked: threads vs 1", m, ">= 1.8x (2 threads)", s2 >= 1.8, pf->ran && p1->ran);
     gdn_context_destroy(one);
     return failed;
+}
+
+/* --backend cuda: a context on a stream of its own (CUDA graphs cannot capture the legacy default
+ * stream), the device copy rate measured in the same run as the bandwidth limit, then the cases. */
+static int bench_cuda(bench_env *env, const bench_opts *o, const bench_case *cases, int ncases)
+{
+    gdn_context_desc desc;
+    int failed = 0;
+    double rate = 0.0;
+    if (o->targets || o->threads || o->isa != GDN_ISA_AUTO) {
+        tool_error(CMD, "--backend cuda: %s is for the CPU backend", o->targets ? "--targets" : o->threads ? "--threads" : "--isa");
+        return TOOL_EXIT_USAGE;
+    }
+    memset(&desc, 0, sizeof desc);
+    desc.backend = GDN_BACKEND_CUDA;
+    if (gdn_context_create(&desc, &env->ctx) != GDN_STATUS_SUCCESS) { /* no device: the library's message */
+        tool_error(CMD, "--backend cuda: %s", gdn_last_error(NULL));
+        return TOOL_EXIT_DATA;
+    }
+    gdn_context_destroy(env->ctx);
+    env->ctx = NULL;
+    if (tool_dev_stream_create(&env->stream)) {
+        tool_error(CMD, "--backend cuda: %s", tool_dev_error());
+        return TOOL_EXIT_DATA;
+    }
+    memset(&desc, 0, sizeof desc);
+    desc.backend = GDN_BACKEND_CUDA;
+    desc.stream = env->stream;
+    if (gdn_context_create(&desc, &env->ctx) != GDN_STATUS_SUCCESS) {
+        tool_error(CMD, "--backend cuda: %s", gdn_last_error(NULL));
+        tool_dev_stream_destroy(env->stream);
+        return TOOL_EXIT_DATA;
+    }
+    env->cuda = 1;
+    tool_dev_name(env->device, sizeof env->device);
+    fprintf(stderr, "bench: measuring the device-to-device copy rate...\n");
+    if (tool_dev_copy_rate(env->stream, &rate))
+        fprintf(stderr, "bench: could not measure the copy rate (%s); %%BW not reported\n", tool_dev_error());
+    env->mem.gbytes_per_s = rate / 1e9;
+    if (!o->json) {
+        const gdn_problem *p = &env->p;
+        printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32\n",
+               gdn_version_string(), env->model_name, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
+               tool_dtype_names[p->dtype]);
+        printf("backend cuda: %s, token-loop kernel, state pools updated in place\n", env->device);
+        printf("device (measured now): device-to-device copy %.1f GB/s (read + written)\n", env->mem.gbytes_per_s);
+        printf("times: CUDA graph replay (one call per state pool in a graph), 20 replays warm-up, median per call\n");
+        printf("decode/verify rotate over state pools of >= 256 MiB in all (the state comes from HBM); --warm reuses one\n");
+        printf("rel_err: relative RMS vs the float64 reference on the host (output in f32, final state, captures);"
+               " whole case when B*T <= %d, else first min(B,%d) sequences x first %d tokens; limit %.0e\n",
+               CHECK_TOKENS, CHECK_SEQS, CHECK_TOKENS, rel_err_limit(p));
+        printf("\n%-8s %5s %6s %12s %12s %8s %9s %6s %6s %9s  %s\n", "op", "B", "T", "median_us", "tokens/s", "GB/s",
+               "GFLOP/s", "%FMA", "%BW", "rel_err", "check");
+    }
+    for (int c = 0; c < ncases; c++) {
+        bench_result r;
+        fprintf(stderr, "bench: %s B=%lld T=%lld%s ...\n", cases[c].op, (long long)cases[c].B, (long long)cases[c].T,
+                cases[c].capture ? " capture" : "");
+        run_case(env, &cases[c], &r);
+        if (!(r.ran && r.ok))
+            failed++;
+        if (o->json)
+            print_json(env, &cases[c], &r);
+        else
+            print_row(env, &cases[c], &r);
+    }
+    if (failed)
+        tool_error(CMD, "%d of %d cases failed (see the %s)", failed, ncases, o->json ? "\"error\" fields" : "table");
+    else if (!o->json)
+        printf("\nall %d cases match the reference within %.0e\n", ncases, rel_err_limit(&env->p));
+    gdn_context_destroy(env->ctx);
+    tool_dev_stream_destroy(env->stream);
+    return failed ? TOOL_EXIT_DATA : TOOL_EXIT_OK;
 }
 
 /* ---- the command ---------------------------------------------------------------------------- */
@@ -837,16 +1056,12 @@ int cmd_bench(int argc, char **argv)
     for (c = 0; c < ncases; c++)
         any_small |= cases[c].T <= 64;
 
-    /* The best backend: the CPU (the tool has no CUDA path in this version). */
+    env.algo = tool_algo_names[o.algo];
+    if (o.backend == GDN_BACKEND_CUDA)
+        return bench_cuda(&env, &o, cases, ncases);
     env.ctx = tool_context_create(CMD, o.backend, o.threads, o.isa);
     if (!env.ctx)
         return TOOL_EXIT_DATA;
-    if (o.backend == GDN_BACKEND_CUDA) {
-        tool_error(CMD, "--backend cuda: not supported by gdn bench in this version");
-        gdn_context_destroy(env.ctx);
-        return TOOL_EXIT_DATA;
-    }
-    env.algo = tool_algo_names[o.algo];
 
     fprintf(stderr, "bench: measuring the f32 FMA peak (%d threads)...\n", gdn_context_num_threads(env.ctx));
     env.fma = tool_measure_fma(gdn_context_num_threads(env.ctx), GDN_ISA_AUTO);

@@ -5,6 +5,7 @@
 #include "devmem.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static char g_err[256] = "";
 
@@ -153,6 +154,65 @@ done:
     return rc;
 }
 
+int tool_dev_name(char *buf, size_t len)
+{
+    struct cudaDeviceProp prop;
+    int dev = 0;
+    cudaError_t e;
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess || (e = cudaGetDeviceProperties(&prop, dev)) != cudaSuccess)
+        return fail("cudaGetDeviceProperties", e);
+    snprintf(buf, len, "%s (%d SMs, compute capability %d.%d)", prop.name, prop.multiProcessorCount, prop.major,
+             prop.minor);
+    return 0;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+int tool_dev_copy_rate(void *stream, double *bytes_per_s)
+{
+    const size_t bytes = (size_t)512 << 20;
+    cudaStream_t s = (cudaStream_t)stream;
+    void *a = NULL, *b = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    float ms[20];
+    int rc = -1;
+    cudaError_t e;
+    *bytes_per_s = 0.0;
+    if ((e = cudaMalloc(&a, bytes)) != cudaSuccess || (e = cudaMalloc(&b, bytes)) != cudaSuccess) {
+        fail("cudaMalloc (copy rate)", e);
+        goto done;
+    }
+    cudaMemsetAsync(a, 0, bytes, s);
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    for (int r = -3; r < 20; r++) {
+        cudaEventRecord(e0, s);
+        cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s);
+        cudaEventRecord(e1, s);
+        if ((e = cudaEventSynchronize(e1)) != cudaSuccess) {
+            fail("cudaMemcpyAsync (copy rate)", e);
+            goto done;
+        }
+        if (r >= 0)
+            cudaEventElapsedTime(&ms[r], e0, e1);
+    }
+    qsort(ms, 20, sizeof ms[0], cmp_float);
+    *bytes_per_s = 2.0 * (double)bytes / (0.5 * ((double)ms[9] + ms[10]) * 1e-3);
+    rc = 0;
+done:
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    cudaFree(a);
+    cudaFree(b);
+    return rc;
+}
+
 #else /* no CUDA */
 
 static int none(void)
@@ -218,6 +278,20 @@ int tool_dev_time_graph(void *stream, int (*fn)(void *arg, int i), void *arg, in
     (void)warm;
     (void)reps;
     (void)us;
+    return none();
+}
+
+int tool_dev_name(char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    return none();
+}
+
+int tool_dev_copy_rate(void *stream, double *bytes_per_s)
+{
+    (void)stream;
+    *bytes_per_s = 0.0;
     return none();
 }
 

@@ -39,4 +39,9 @@ void tool_dev_stream_destroy(void *stream);
 int tool_dev_time_graph(void *stream, int (*fn)(void *arg, int i), void *arg, int calls, int warm, int reps,
                         double *us);
 
+/* The name of device 0 and the device-to-device copy rate (bytes read + written per second, median
+ * of 20 copies of 512 MiB timed with CUDA events on `stream`). */
+int tool_dev_name(char *buf, size_t len);
+int tool_dev_copy_rate(void *stream, double *bytes_per_s);
+
 #endif
