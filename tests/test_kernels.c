@@ -288,7 +288,7 @@ static int run_one(const kernel *kn, const problem *p, unsigned flags)
     }
 
     const gdn_recurrent_args a = {T, dk, rows, p->q, p->k, p->kq, p->decay, p->beta, p->v, y,
-                                  s_in, s_out, ss, (float *const *)cap, cs, s_in, ss};
+                                  s_in, s_out, ss, (float *const *)cap, cs};
     kn->fn(&a);
 
     int bad = 0;
@@ -370,7 +370,7 @@ static void run_tile(const kernel *kn, const problem *p, int r0, int n, float *s
         ct[t] = cap[t] ? cap[t] + r0 * cs : NULL;
     }
     const gdn_recurrent_args a = {T, p->dk, n, p->q, p->k, p->kq, p->decay, p->beta, vt, yt,
-                                  s + r0 * ss, s + r0 * ss, ss, (float *const *)ct, cs, NULL, 0};
+                                  s + r0 * ss, s + r0 * ss, ss, (float *const *)ct, cs};
     kn->fn(&a);
     for (int t = 0; t < T; t++)
         for (int i = 0; i < n; i++)
@@ -436,7 +436,7 @@ static int check_capture_aliases_s_in(const kernel *kn, const problem *p)
     float **cap = calloc((size_t)T, sizeof *cap);
     cap[0] = s_in;
     const gdn_recurrent_args a = {T, dk, rows, p->q, p->k, p->kq, p->decay, p->beta, p->v, NULL,
-                                  s_in, s_out, ss, (float *const *)cap, ss, NULL, 0};
+                                  s_in, s_out, ss, (float *const *)cap, ss};
     kn->fn(&a);
     const double e0 = rel_rms(s_in, ss, p->capref, p->capscale, rows, dk),
                  e1 = rel_rms(s_out, ss, p->sref, p->sscale, rows, dk);

@@ -199,21 +199,7 @@ static void touch_block(const gdn_plan *p, int64_t b, int64_t tb, int nt, int hk
 
 /* --- one work item ----------------------------------------------------------------------- */
 
-/* Whether item (n, h, r0) reads its state straight from the pool (VK layout, unit stride along k,
- * a read and a write slot), and where: the first row of its tile. */
-static const float *direct_state(const gdn_plan *p, int64_t n, int h, int r0)
-{
-    if (!p->has_pool || p->layout != GDN_STATE_VK || p->pool.st[3] != 1)
-        return NULL;
-    const int64_t rs = gdn_plan_read_slot(p, n), ws = gdn_plan_write_slot(p, n);
-    if (rs < 0 || ws < 0)
-        return NULL;
-    return gdn_cpu_pool_head(p, rs, h) + r0 * p->pool.st[2];
-}
-
-/* next_s: the state tile of the item this thread most likely runs next (or NULL), to prefetch. */
-static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int64_t n, int h, int r0, int rows,
-                     const float *next_s)
+static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int64_t n, int h, int r0, int rows)
 {
     const int dk = p->Dk;
     int64_t b, t0, t1;
@@ -252,8 +238,7 @@ static void run_item(const gdn_context *ctx, const gdn_plan *p, float *scr, int6
         if (tb + nt < t1)
             touch_block(p, b, tb + nt, (int)(t1 - tb - nt < TB ? t1 - tb - nt : TB), hk, h, r0, rows);
         gdn_recurrent_args a = {nt, dk, rows, blk.q, blk.k, blk.kq, blk.decay, blk.beta, blk.v,
-                                p->has_out ? y : NULL, s_in, s_out, s_stride, NULL, 0,
-                                tb + nt >= t1 ? next_s : NULL, p->pool.st[2]};
+                                p->has_out ? y : NULL, s_in, s_out, s_stride, NULL, 0};
         if (p->cap_mode == GDN_CAPTURE_NONE) {
             kernel(&a);
         } else if (cap_direct) {
@@ -329,16 +314,7 @@ static void run_job_item(void *arg, int64_t i, int thread)
         gdn_cpu_chunked_item(jb->ctx, p, scr, n, h, r0, rows);
         return;
     }
-    /* the thread pool hands a thread consecutive items: prefetch item i + 1's state */
-    const float *next_s = NULL;
-    if (i + 1 < p->N * p->Hv * (int64_t)jb->ntiles) {
-        const int64_t n1 = (i + 1) / (p->Hv * (int64_t)jb->ntiles);
-        const int h1 = (int)(((i + 1) / jb->ntiles) % p->Hv);
-        const int r1 = (int)((i + 1) % jb->ntiles) * jb->tile_rows;
-        if (r1 < p->Dv && !gdn_cpu_use_chunked(p, n1))
-            next_s = direct_state(p, n1, h1, r1);
-    }
-    run_item(jb->ctx, p, scr, n, h, r0, rows, next_s);
+    run_item(jb->ctx, p, scr, n, h, r0, rows);
 }
 
 void gdn_cpu_forward(gdn_context *ctx, const gdn_plan *p)

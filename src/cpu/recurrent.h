@@ -21,9 +21,7 @@
  * cap_stride. A capture destination may be s_in itself (the kernel reads row r of s_in before it
  * writes row r anywhere). SIMD kernels need dk % 16 == 0 (the driver sends other sizes to scalar).
  * No alignment is assumed. 1 <= dk <= 256, rows >= 1, n_tokens >= 1.
- * next_s (may be NULL): the first row of the state tile the caller will process next (rows at a
- * stride of next_stride), a hint the kernel may prefetch from while it finishes this tile; never
- * dereferenced (prefetch instructions do not fault).
+
  */
 #ifndef GDN_CPU_RECURRENT_H
 #define GDN_CPU_RECURRENT_H
@@ -46,8 +44,6 @@ typedef struct gdn_recurrent_args {
     int64_t s_stride;
     float *const *capture;
     int64_t cap_stride;
-    const float *next_s;
-    int64_t next_stride;
 } gdn_recurrent_args;
 
 typedef void (*gdn_recurrent_fn)(const gdn_recurrent_args *a);

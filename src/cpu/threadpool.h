@@ -1,7 +1,8 @@
 /*
  * threadpool.h — the CPU backend's threads: a pool of num_threads - 1 pthreads created with the
- * context, plus the calling thread. gdn_threadpool_run hands out items 0..n-1 dynamically (an atomic
- * counter) and returns when all are done. Idle workers spin briefly, then sleep on a condition
+ * context, plus the calling thread. gdn_threadpool_run gives every thread one contiguous range of the
+ * items 0..n-1 (the same range for the same n, call after call: cache affinity), lets threads that
+ * finish early take items from the others' ranges, and returns when all are done. Idle workers spin briefly, then sleep on a condition
  * variable, so a busy machine (an engine's own threads, other processes) does not suffer from
  * spinning threads the way OpenMP's default wait policy makes it suffer.
  */

@@ -15,7 +15,9 @@
  * r is row r's dot. delta, y and v are then plain 16-lane vectors, and the update broadcasts lane r
  * of delta to row r (one vpermps). Per token, one fused pass over each row updates it, stores it
  * (to s_out, and to capture[t] when asked) and accumulates the NEXT token's dots from the new value;
- * rows of a group live in s_out (L1) between tokens. A 16-row group costs, per token and 16 elements
+ * rows of a group live in s_out (L1) between tokens. No software prefetch: the rows are walked in
+ * address order, which the hardware prefetchers stream best (prefetch instructions, tried at
+ * several distances and hints, made decode from DRAM 10-20% slower here). A 16-row group costs, per token and 16 elements
  * of a row, one load, one store, one multiply and three FMAs, plus ~90 shuffle/add ops per group for
  * the two reductions: the same arithmetic as the transposed form, without its 2 x dk/16 16x16
  * transposes per group (which dominated decode).
@@ -41,13 +43,6 @@
 
 enum { LANES = 16 };
 
-/* How far ahead the last token's pass prefetches: in groups of 16 rows (8 KiB at dk = 128). */
-#ifndef PF_HINT
-#define PF_HINT _MM_HINT_T0
-#endif
-#ifndef PREFETCH_GROUPS
-#define PREFETCH_GROUPS 2
-#endif
 
 /* Lane r of the result = the sum of the 16 lanes of v[r]. */
 GDN_AI __m512 reduce16(const __m512 v[16])
@@ -71,10 +66,8 @@ GDN_AI __m512 reduce16(const __m512 v[16])
                          _mm512_shuffle_f32x4(y[0], y[1], _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-/* Rows r0 .. r0+R-1 (1 <= R <= 16) through the whole token block; NV = dk / 16, a constant.
- * pf: NULL, or 16 rows at a stride of pfs to prefetch while the last token updates (a later group,
- * or the caller's next tile). */
-GDN_AI void group16(const gdn_recurrent_args *a, int r0, int R, const float *pf, int64_t pfs, const int NV)
+/* Rows r0 .. r0+R-1 (1 <= R <= 16) through the whole token block; NV = dk / 16, a constant. */
+GDN_AI void group16(const gdn_recurrent_args *a, int r0, int R, const int NV)
 {
     const int nv = NV, dk = a->dk, T = a->n_tokens, rows = a->rows;
     const int64_t ss = a->s_stride;
@@ -128,10 +121,6 @@ GDN_AI void group16(const gdn_recurrent_args *a, int r0, int R, const float *pf,
                 const __m512 d = _mm512_permutexvar_ps(_mm512_set1_epi32(r), delta);
                 const float *s = in + r * ss;
                 float *o = dst + r * ss;
-                if (pf) /* the next group's row r, while this one computes */
-#pragma GCC unroll 16
-                    for (int c = 0; c < nv; c++)
-                        _mm_prefetch((const char *)(pf + r * pfs + 16 * c), PF_HINT);
 #pragma GCC unroll 16
                 for (int c = 0; c < nv; c++) {
                     const __m512 x = _mm512_fmadd_ps(d, kv[c], _mm512_mul_ps(decay, _mm512_loadu_ps(s + 16 * c)));
@@ -175,14 +164,14 @@ GDN_AI void group16(const gdn_recurrent_args *a, int r0, int R, const float *pf,
 }
 
 #define GROUP(NV)                                                  \
-    static void group16_##NV(const gdn_recurrent_args *a, int r0, int R, const float *pf, int64_t pfs) \
+    static void group16_##NV(const gdn_recurrent_args *a, int r0, int R) \
     {                                                              \
-        group16(a, r0, R, pf, pfs, NV);                            \
+        group16(a, r0, R, NV);                                     \
     }
 GROUP(1) GROUP(2) GROUP(3) GROUP(4) GROUP(5) GROUP(6) GROUP(7) GROUP(8)
 GROUP(9) GROUP(10) GROUP(11) GROUP(12) GROUP(13) GROUP(14) GROUP(15) GROUP(16)
 
-typedef void (*group_fn)(const gdn_recurrent_args *, int, int, const float *, int64_t);
+typedef void (*group_fn)(const gdn_recurrent_args *, int, int);
 static const group_fn groups[16] = {group16_1, group16_2,  group16_3,  group16_4,  group16_5,  group16_6,
                                     group16_7, group16_8,  group16_9,  group16_10, group16_11, group16_12,
                                     group16_13, group16_14, group16_15, group16_16};
@@ -190,12 +179,6 @@ static const group_fn groups[16] = {group16_1, group16_2,  group16_3,  group16_4
 void gdn_recurrent_f32__avx512(const gdn_recurrent_args *a)
 {
     const group_fn g = groups[a->dk / 16 - 1];
-    for (int r0 = 0; r0 < a->rows; r0 += LANES) {
-        /* prefetch PREFETCH_GROUPS groups ahead, running on into the caller's next tile */
-        const int pr = r0 + PREFETCH_GROUPS * LANES;
-        const float *pf = pr < a->rows    ? a->s_in + pr * a->s_stride
-                          : a->next_s     ? a->next_s + (int64_t)(pr - a->rows) * a->next_stride
-                                          : NULL;
-        g(a, r0, a->rows - r0 < LANES ? a->rows - r0 : LANES, pf, pr < a->rows ? a->s_stride : a->next_stride);
-    }
+    for (int r0 = 0; r0 < a->rows; r0 += LANES)
+        g(a, r0, a->rows - r0 < LANES ? a->rows - r0 : LANES);
 }
