@@ -7,7 +7,8 @@
  * values, with random pairings across parameters), then clamped to a cost budget (long sequences
  * and 256-wide heads only with few heads), then one extra case for every parameter value the
  * clamps removed, then a few fixed cases (real model shapes, decode with Dv tiling, all-empty
- * packed batches), then the same kind of block for the chunked algorithm forced on (chunked_block).
+ * packed batches), then the same kind of block for the chunked algorithm forced on (chunked_block),
+ * and on AVX-512 once more with bf16 products (problem.precision BF16, its own chunk boundaries).
  */
 #include <string.h>
 
@@ -28,6 +29,9 @@ static const int64_t TS[] = {0, 1, 2, 15, 16, 17, 63, 64, 65, 1000};
  * tokens per chunk): C-1, C, C+1, 2C, 2C+1, long. */
 #define CC GDN_CHUNK_C
 static const int64_t CTS[] = {0, 1, 5, CC - 1, CC, CC + 1, 2 * CC, 2 * CC + 1, 3 * CC + 7, 1000};
+/* The same for the bf16-product kernel's chunk (problem.precision BF16). */
+#define CB GDN_CHUNK_C_BF16
+static const int64_t BTS[] = {0, 1, 5, CB - 1, CB, CB + 1, 2 * CB, 2 * CB + 1, 3 * CB + 7, 1000};
 
 enum {
     P_DTYPE, P_OUTD, P_GATED, P_HEADS, P_GATE, P_LAYOUT, P_L2, P_SCALE, P_ALGO, P_DIMS, P_T, P_RATIO, P_HK,
@@ -271,13 +275,15 @@ static size_t emit(gdn_check_case *cases, size_t max, size_t n, const gdn_check_
 }
 
 /* A case of the chunked block: v as drawn, algo forced to CHUNKED, no capture, T around the chunk
- * boundaries. */
-static void make_chunked(gdn_check_case *c, int *v, gdn_isa isa, gdn_rng *rng, double budget, double long_budget)
+ * boundaries (ts), the given precision. */
+static void make_chunked(gdn_check_case *c, int *v, gdn_isa isa, gdn_rng *rng, double budget, double long_budget,
+                         const int64_t *ts, gdn_precision prec)
 {
     v[P_CAP] = 0;
     v[P_ALGO] = 0;
-    make_case(c, v, isa, rng, CTS);
+    make_case(c, v, isa, rng, ts);
     c->problem.algo = GDN_ALGO_CHUNKED;
+    c->problem.precision = prec;
     clamp(c, longest(c) > 100 ? long_budget : budget);
 }
 
@@ -286,12 +292,16 @@ static void make_chunked(gdn_check_case *c, int *v, gdn_isa isa, gdn_rng *rng, d
  * (CTS), one more case for every value the clamps removed, then fixed cases: long sequences with
  * extreme decays, several value heads per key head, and a capture request (run by the token loop). */
 static size_t chunked_block(gdn_check_case *cases, size_t max, size_t n, gdn_isa isa, int quick, double budget,
-                            double long_budget)
+                            double long_budget, gdn_precision prec)
 {
-    const int M = quick ? 30 : 60;
+    const int bf16 = prec == GDN_PRECISION_BF16;
+    const int M = bf16 ? (quick ? 20 : 40) : quick ? 30 : 60;
+    const int64_t *ts = bf16 ? BTS : CTS;
+    const int64_t C = bf16 ? CB : CC;
     builder b;
     memset(&b, 0, sizeof b);
-    gdn_rng_seed(&b.rng, UINT64_C(0x63686b) * 1000003u + (uint64_t)isa * 7919u + (uint64_t)(quick != 0));
+    gdn_rng_seed(&b.rng, UINT64_C(0x63686b) * 1000003u + (uint64_t)isa * 7919u + (uint64_t)(quick != 0) +
+                             (uint64_t)bf16 * UINT64_C(0x62663136));
     unsigned char seen[P_COUNT][16];
     memset(seen, 0, sizeof seen);
     for (int i = 0; i < M; i++) {
@@ -299,10 +309,10 @@ static size_t chunked_block(gdn_check_case *cases, size_t max, size_t n, gdn_isa
         gdn_check_case c;
         for (int p = 0; p < P_COUNT; p++)
             v[p] = draw(&b, p);
-        make_chunked(&c, v, isa, &b.rng, budget, long_budget);
+        make_chunked(&c, v, isa, &b.rng, budget, long_budget, ts, prec);
         n = emit(cases, max, n, &c);
         for (int p = 0; p < P_COUNT; p++) {
-            const int x = value_of(&c, p, CTS);
+            const int x = value_of(&c, p, ts);
             if (x >= 0)
                 seen[p][x] = 1;
         }
@@ -321,7 +331,7 @@ static size_t chunked_block(gdn_check_case *cases, size_t max, size_t n, gdn_isa
             v[P_DIMS] = 0;
             v[P_T] = 7; /* 2C + 1 */
             v[p] = x;
-            make_chunked(&c, v, isa, &b.rng, budget, long_budget);
+            make_chunked(&c, v, isa, &b.rng, budget, long_budget, ts, prec);
             n = emit(cases, max, n, &c);
             seen[p][x] = 1;
         }
@@ -331,6 +341,7 @@ static size_t chunked_block(gdn_check_case *cases, size_t max, size_t n, gdn_isa
     memset(&c, 0, sizeof c);
     c.isa = isa;
     c.problem.algo = GDN_ALGO_CHUNKED;
+    c.problem.precision = prec;
     c.problem.qk_l2norm = 1;
     c.problem.num_k_heads = c.problem.num_v_heads = 1;
     c.problem.k_dim = c.problem.v_dim = 64;
@@ -351,20 +362,60 @@ static size_t chunked_block(gdn_check_case *cases, size_t max, size_t n, gdn_isa
     c.problem.head_map = GDN_HEADS_TILED;
     c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
     c.B = 2;
-    c.T = 2 * CC + 1;
+    c.T = 2 * C + 1;
     c.pool = GDN_CHECK_POOL_MOVE;
     c.seed = gdn_rng_u64(&b.rng);
     n = emit(cases, max, n, &c);
+    if (bf16) { /* the head ratio 3 of real models, grouped; an odd Dk (a zero bf16 pad) */
+        c.problem.num_v_heads = 6;
+        c.problem.head_map = GDN_HEADS_GROUPED;
+        c.B = 1;
+        c.seed = gdn_rng_u64(&b.rng);
+        n = emit(cases, max, n, &c);
+        c.problem.num_k_heads = 1;
+        c.problem.num_v_heads = 3;
+        c.problem.k_dim = 33;
+        c.problem.v_dim = 48;
+        c.decay = GDN_CHECK_DECAY_FAST;
+        c.seed = gdn_rng_u64(&b.rng);
+        n = emit(cases, max, n, &c);
+        c.decay = GDN_CHECK_DECAY_MODEL;
+    }
     /* chunked asked for, but states captured: the token loop runs */
     c.problem.num_k_heads = 1;
     c.problem.num_v_heads = 2;
     c.problem.k_dim = c.problem.v_dim = 64;
     c.B = 1;
-    c.T = CC + 1;
+    c.T = C + 1;
     c.capture = GDN_CAPTURE_DENSE;
     c.seed = gdn_rng_u64(&b.rng);
     n = emit(cases, max, n, &c);
     return n;
+}
+
+/* problem.precision BF16 on an ISA below AVX-512: the f32 kernels run (two chunked cases). */
+static size_t bf16_fallback_cases(gdn_check_case *cases, size_t max, size_t n, gdn_isa isa)
+{
+    gdn_check_case c;
+    memset(&c, 0, sizeof c);
+    c.isa = isa;
+    c.problem.algo = GDN_ALGO_CHUNKED;
+    c.problem.precision = GDN_PRECISION_BF16;
+    c.problem.qk_l2norm = 1;
+    c.problem.num_k_heads = 1;
+    c.problem.num_v_heads = 3;
+    c.problem.k_dim = c.problem.v_dim = 64;
+    c.B = 1;
+    c.T = 2 * CB + 1;
+    c.pool = GDN_CHECK_POOL_INPLACE;
+    c.decay = GDN_CHECK_DECAY_FAST;
+    c.seed = UINT64_C(0x6266) + (uint64_t)isa;
+    n = emit(cases, max, n, &c);
+    c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
+    c.problem.head_map = GDN_HEADS_TILED;
+    c.decay = GDN_CHECK_DECAY_MODEL;
+    c.seed++;
+    return emit(cases, max, n, &c);
 }
 
 size_t gdn_check_suite(gdn_check_case *cases, size_t max, int quick)
@@ -490,7 +541,13 @@ size_t gdn_check_suite(gdn_check_case *cases, size_t max, int quick)
             c.seed = gdn_rng_u64(&b.rng);
             n = emit(cases, max, n, &c);
         }
-        n = chunked_block(cases, max, n, isa, quick, budget, long_budget);
+        n = chunked_block(cases, max, n, isa, quick, budget, long_budget, GDN_PRECISION_DEFAULT);
+        /* bf16 products (problem.precision BF16): the avx512_bf16 kernel on AVX-512 (the f32 kernels
+         * where the CPU lacks avx512_bf16); the f32 fallback of lower ISAs in a few fixed cases */
+        if (isa == GDN_ISA_AVX512)
+            n = chunked_block(cases, max, n, isa, quick, budget, long_budget, GDN_PRECISION_BF16);
+        else
+            n = bf16_fallback_cases(cases, max, n, isa);
     }
     return n;
 }

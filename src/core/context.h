@@ -24,6 +24,10 @@ struct gdn_context {
     gdn_chunk_fn chunk;         /* chunked algorithm: value part for v_dim % 16 == 0 */
     gdn_chunk_transpose_fn chunk_transpose; /* state tiles between the pool and S^T */
     const char *chunk_name;
+    gdn_chunk_fn chunk_bf16;    /* value part with bf16 products (problem.precision BF16), v_dim % 16 == 0;
+                                   NULL where the CPU lacks avx512_bf16 or the ISA is below AVX-512:
+                                   then BF16 runs chunk (f32) */
+    const char *chunk_bf16_name;
     gdn_f16_to_f32_fn f16_to_f32; /* row conversions of the ISA (F16C from AVX2 up) */
     gdn_f32_to_f16_fn f32_to_f16;
     gdn_threadpool *pool;       /* num_threads - 1 workers */

@@ -28,8 +28,12 @@
  * write slot. Capture (the state after every token) is not done here: gdn_cpu_use_chunked() sends
  * calls with a capture to the token loop, whatever problem.algo says.
  *
- * Measured choices (2-core Zen 5, docs/PERF.md): GDN_CHUNK_C tokens per chunk, and the sequence
- * length from which AUTO prefers this path (GDN_CHUNK_AUTO_MIN_T).
+ * Precision: with problem.precision BF16 the value part is the context's chunk_bf16 kernel (bf16
+ * products, f32 state) where it exists (AVX-512 with avx512_bf16) and dv % 16 == 0, dk >=
+ * GDN_CHUNK_BF16_MIN_DK, in chunks of GDN_CHUNK_C_BF16 tokens; otherwise the f32 kernels run.
+ *
+ * Measured choices (2-core Zen 5, docs/PERF.md): GDN_CHUNK_C tokens per chunk (GDN_CHUNK_C_BF16 with
+ * bf16 products), and the sequence length from which AUTO prefers this path (GDN_CHUNK_AUTO_MIN_T).
  */
 #include <stdint.h>
 #include <string.h>
@@ -190,7 +194,10 @@ void gdn_cpu_chunked_item(const gdn_context *ctx, const gdn_plan *p, float *scra
 
     float *scr = (float *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
     const gdn_chunk_keys_fn keys = ctx->chunk_keys;
-    const gdn_chunk_fn value = simd ? ctx->chunk : gdn_chunk_f32__scalar;
+    /* bf16 products where asked and the CPU has them (else the f32 kernels), each with its chunk */
+    const int bf16 = p->precision == GDN_PRECISION_BF16 && ctx->chunk_bf16 && simd && dk >= GDN_CHUNK_BF16_MIN_DK;
+    const gdn_chunk_fn value = bf16 ? ctx->chunk_bf16 : simd ? ctx->chunk : gdn_chunk_f32__scalar;
+    const int C = bf16 ? GDN_CHUNK_C_BF16 : GDN_CHUNK_C;
     float *kq = scr + C_KQ, *kt = scr + C_KT, *kk = scr + C_KK, *qk = scr + C_QK;
     float *vb = scr + C_V, *dl = scr + C_DL, *yb = scr + C_Y, *decay = scr + C_DECAY, *beta = scr + C_BETA;
     const int out = p->has_out;
@@ -208,10 +215,10 @@ void gdn_cpu_chunked_item(const gdn_context *ctx, const gdn_plan *p, float *scra
     const int64_t qk_pf = !qk_direct && p->q.st[3] == 1 && p->k.st[3] == 1 ? (int64_t)dk * es : 0;
     const int64_t v_pf = !v_direct && p->v.st[3] == 1 ? (int64_t)vn * es : 0;
 
-    for (int64_t tb = t0; tb < t1; tb += GDN_CHUNK_C) {
-        const int nt = (int)(t1 - tb < GDN_CHUNK_C ? t1 - tb : GDN_CHUNK_C);
+    for (int64_t tb = t0; tb < t1; tb += C) {
+        const int nt = (int)(t1 - tb < C ? t1 - tb : C);
         const int64_t tn = tb + nt; /* the next chunk's first token */
-        const int nn = (int)(t1 - tn < GDN_CHUNK_C ? t1 - tn : GDN_CHUNK_C);
+        const int nn = (int)(t1 - tn < C ? t1 - tn : C);
         /* key part */
         gdn_chunk_keys_args ka = {nt, dk, p->l2norm, p->scale, kq, dk, out ? kq + (int64_t)nt * dk : NULL, dk,
                                   kq, kt, kk, qk};

@@ -44,6 +44,11 @@
  * value kernels: dv % 16 == 0 and ld % 16 == 0 (the driver sends other sizes to the scalar one);
  * any dk. Buffers do not overlap.
  *
+ * bf16 products (problem.precision BF16, gdn_chunk_bf16__avx512bf16, a gdn_chunk_fn): the same
+ * contract and math; the three products X/Y, P Delta and Kt diag(wc) Delta take bf16 operands with
+ * f32 accumulation, everything else (S itself, the key part, gates, forward substitution) is f32.
+ * The driver uses it for dv % 16 == 0 and dk >= GDN_CHUNK_BF16_MIN_DK where the context has it.
+ *
  * Determinism: every column j of the tile goes through the same operations in the same order
  * whatever dv, ld, the tiling of Dv or the grouping of value heads are, so results do not depend
  * on the thread count (the ISAs agree to rounding, not bitwise).
@@ -67,10 +72,28 @@
 #endif
 #define GDN_CHUNK_LD_MAX (GDN_MAX_HEAD_DIM + 16)
 
+/* Tokens per chunk of the bf16-product value kernel (problem.precision BF16); measured (docs/PERF.md). */
+#ifndef GDN_CHUNK_C_BF16
+#define GDN_CHUNK_C_BF16 32
+#endif
+/* Smallest Dk that runs the bf16 kernel: below it the rounding of the few terms of each product
+ * no longer averages out (relative RMS error 1e-2 at Dk = 1 .. 2, slow decay), and bf16 gains
+ * nothing; those sizes run the f32 kernels. */
+#define GDN_CHUNK_BF16_MIN_DK 16
+
 /* Value-part work space: -A and P [C][C], ktw [Dk][C], x [2C][ld], gam and wc [C]. */
-#define GDN_CHUNK_WORK_FLOATS                                                                                 \
+#define GDN_CHUNK_F32_WORK_FLOATS                                                                             \
     (2 * GDN_CHUNK_MAX * GDN_CHUNK_MAX + GDN_MAX_HEAD_DIM * GDN_CHUNK_MAX + 2 * GDN_CHUNK_MAX * GDN_CHUNK_LD_MAX + \
      2 * GDN_CHUNK_MAX)
+/* bf16 value kernel: -A and P [C][C], x [2C][ld], gam and wc [C] (f32), then in 32-bit words of two
+ * bf16: [K; Q] [2C][Dk/2], S^T pairs [Dk/2][ld], P [C][C/2], Kt diag(wc) [Dk][C/2], Delta pairs
+ * [C/2][ld]. */
+#define GDN_CHUNK_BF16_WORK_FLOATS                                                                            \
+    (2 * GDN_CHUNK_MAX * GDN_CHUNK_MAX + 2 * GDN_CHUNK_MAX * GDN_CHUNK_LD_MAX + 2 * GDN_CHUNK_MAX +               \
+     GDN_CHUNK_MAX * GDN_MAX_HEAD_DIM + GDN_MAX_HEAD_DIM / 2 * GDN_CHUNK_LD_MAX +                             \
+     GDN_CHUNK_MAX * GDN_CHUNK_MAX / 2 + GDN_MAX_HEAD_DIM * GDN_CHUNK_MAX / 2 + GDN_CHUNK_MAX / 2 * GDN_CHUNK_LD_MAX)
+#define GDN_CHUNK_WORK_FLOATS                                                                                 \
+    (GDN_CHUNK_F32_WORK_FLOATS > GDN_CHUNK_BF16_WORK_FLOATS ? GDN_CHUNK_F32_WORK_FLOATS : GDN_CHUNK_BF16_WORK_FLOATS)
 
 typedef struct gdn_chunk_keys_args {
     int n;
@@ -119,6 +142,8 @@ void gdn_chunk_keys_f32__avx512(const gdn_chunk_keys_args *a);
 void gdn_chunk_f32__scalar(const gdn_chunk_args *a);
 void gdn_chunk_f32__avx2(const gdn_chunk_args *a);
 void gdn_chunk_f32__avx512(const gdn_chunk_args *a);
+/* bf16 products (vdpbf16ps), f32 accumulation and everything else f32: AVX-512 F/BW + AVX512_BF16 */
+void gdn_chunk_bf16__avx512bf16(const gdn_chunk_args *a);
 void gdn_chunk_transpose_f32__scalar(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld);
 void gdn_chunk_transpose_f32__avx2(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld);
 void gdn_chunk_transpose_f32__avx512(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld);

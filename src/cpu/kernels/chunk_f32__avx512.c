@@ -24,6 +24,8 @@
  * operations for every column, so the result of a column does not depend on dv, ld, the tile it
  * falls in, or the thread.
  *
+ * gates and forward_subst are in chunk_avx512.h (shared with the bf16-product kernel).
+ *
  * Assumptions: value part dv % 16 == 0 and ld % 16 == 0 (the driver sends other sizes to scalar);
  * any 1 <= dk <= 256, 1 <= n <= GDN_CHUNK_MAX; no alignment needed (work is 64-byte aligned).
  */
@@ -32,11 +34,10 @@
 #include <stdint.h>
 
 #include "cpu/chunked.h"
+#include "cpu/kernels/chunk_avx512.h"
 #include "cpu/kernels/transpose_avx512.h"
 
-#define GDN_AI static inline __attribute__((always_inline))
-
-enum { MR = 12, NR = 4, FR = 4 };
+enum { MR = 12, NR = GDN_CK_NR };
 
 /* rows of a tile for nr column vectors: at most 24 accumulators */
 static inline int rows_for(int nr)
@@ -183,104 +184,6 @@ static void transpose_k(const float *kq, int n, int dk, int c, float *kt)
             for (int i = 0; i < 16; i++)
                 if (i < kn)
                     _mm512_storeu_ps(kt + (int64_t)(k0 + i) * c + r0, m[i]);
-        }
-    }
-}
-
-/* Gamma row by row: -A from KK into na, P from QK into pm (qk NULL: none); gam, wc. Blocks right
- * of the diagonal are written as zeros without reading KK or QK there (never computed). */
-static void gates(int n, int c, const float *decay, const float *beta, const float *kk, const float *qk, float *na,
-                  float *pm, float *gam, float *wc)
-{
-    const int nc = c / 16;
-    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512 one = _mm512_set1_ps(1.0f);
-    __m512 prev[GDN_CHUNK_MAX / 16];
-    for (int b = 0; b < nc; b++)
-        prev[b] = _mm512_setzero_ps();
-    float g = 1.0f;
-    for (int i = 0; i < n; i++) {
-        const __m512 d = _mm512_set1_ps(decay[i]), nb = _mm512_set1_ps(-beta[i]);
-        const __m512i ii = _mm512_set1_epi32(i);
-        g *= decay[i];
-        gam[i] = g;
-        for (int b = 0; b < nc; b++) {
-            const __m512i j = _mm512_add_epi32(iota, _mm512_set1_epi32(16 * b));
-            const __mmask16 lt = _mm512_cmplt_epi32_mask(j, ii), le = _mm512_cmple_epi32_mask(j, ii);
-            const __m512 gr = _mm512_mask_mul_ps(_mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(j, ii), one), lt,
-                                                 prev[b], d);
-            prev[b] = gr;
-            const int64_t o = (int64_t)i * c + 16 * b;
-            if (16 * b > i) {
-                _mm512_storeu_ps(na + o, _mm512_setzero_ps());
-                if (qk)
-                    _mm512_storeu_ps(pm + o, _mm512_setzero_ps());
-                continue;
-            }
-            _mm512_storeu_ps(na + o, _mm512_maskz_mul_ps(lt, _mm512_mul_ps(nb, gr), _mm512_loadu_ps(kk + o)));
-            if (qk)
-                _mm512_storeu_ps(pm + o, _mm512_maskz_mul_ps(le, gr, _mm512_loadu_ps(qk + o)));
-        }
-    }
-    for (int b = 0; b < nc; b++)
-        _mm512_storeu_ps(wc + 16 * b, prev[b]);
-}
-
-/* Rows r0 .. r0+rb-1 of Delta (in place over B in dl), columns n0 .. n0 + 16 nr. */
-GDN_AI void fsub_tile(const int rb, const int nr, int r0, int n0, const float *na, int c, float *v, int64_t ld)
-{
-    __m512 acc[FR][NR];
-#pragma GCC unroll 4
-    for (int i = 0; i < rb; i++)
-#pragma GCC unroll 4
-        for (int q = 0; q < nr; q++)
-            acc[i][q] = _mm512_loadu_ps(v + (r0 + i) * ld + n0 + 16 * q);
-#pragma GCC unroll 2
-    for (int j = 0; j < r0; j++) {
-        __m512 bv[NR];
-#pragma GCC unroll 4
-        for (int q = 0; q < nr; q++)
-            bv[q] = _mm512_loadu_ps(v + j * ld + n0 + 16 * q);
-#pragma GCC unroll 4
-        for (int i = 0; i < rb; i++) {
-            const __m512 av = _mm512_set1_ps(na[(r0 + i) * c + j]);
-#pragma GCC unroll 4
-            for (int q = 0; q < nr; q++)
-                acc[i][q] = _mm512_fmadd_ps(av, bv[q], acc[i][q]);
-        }
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < rb; i++)
-#pragma GCC unroll 4
-        for (int i2 = i + 1; i2 < rb; i2++) {
-            const __m512 av = _mm512_set1_ps(na[(r0 + i2) * c + r0 + i]);
-#pragma GCC unroll 4
-            for (int q = 0; q < nr; q++)
-                acc[i2][q] = _mm512_fmadd_ps(av, acc[i][q], acc[i2][q]);
-        }
-#pragma GCC unroll 4
-    for (int i = 0; i < rb; i++)
-#pragma GCC unroll 4
-        for (int q = 0; q < nr; q++)
-            _mm512_storeu_ps(v + (r0 + i) * ld + n0 + 16 * q, acc[i][q]);
-}
-
-#define FSUB_CASE(R, N)                                 \
-    case (R) * 8 + (N):                                 \
-        fsub_tile((R), (N), r0, n0, na, c, v, ld);      \
-        break;
-#define FSUB_ROW(R) FSUB_CASE(R, 1) FSUB_CASE(R, 2) FSUB_CASE(R, 3) FSUB_CASE(R, 4)
-
-static void forward_subst(int n, int dv, const float *na, int c, float *v, int64_t ld)
-{
-    for (int n0 = 0; n0 < dv; n0 += 16 * NR) {
-        const int nr = (dv - n0) / 16 < NR ? (dv - n0) / 16 : NR;
-        for (int r0 = 0; r0 < n; r0 += FR) {
-            const int rb = n - r0 < FR ? n - r0 : FR;
-            switch (rb * 8 + nr) {
-                FSUB_ROW(1) FSUB_ROW(2) FSUB_ROW(3) FSUB_ROW(4)
-            default: break;
-            }
         }
     }
 }
