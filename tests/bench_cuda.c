@@ -211,6 +211,9 @@ int main(int argc, char **argv)
     const double copy_bw = gdn_cuda_copy_bandwidth((size_t)1 << 30, 20);
     printf("device 0: %s\n", name);
     printf("device-to-device copy of 1 GiB: %.2f TB/s (read + written, median of 20)\n", copy_bw / 1e12);
+    printf("launch floor: graph of 128 empty kernels (256 blocks, waiting as gdn's do): %.2f us per call with "
+           "programmatic dependent launches, %.2f us without\n",
+           gdn_cuda_launch_floor_us(128, 50, 1), gdn_cuda_launch_floor_us(128, 50, 0));
     printf("layer: Hk=%d Hv=%d Dk=Dv=%d, bf16 q/k/v/out, f32 g/beta, f32 state; CUDA graph of `pools` calls, "
            "median per call\n", HK, HV, D);
     void *stream = gdn_cuda_stream_create();

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # tests/cuda_h200.sh — one call on a GPU machine (the `device` tool's H200): the CUDA tests, the
 # timings of docs/PERF.md "CUDA, H200" (and fla's fused_recurrent beside them when its sources are
-# carried in .fla/), then compute-sanitizer memcheck and racecheck on a short test run.
+# carried in .fla/), then compute-sanitizer memcheck and racecheck on a short test run; the tests and the
+# sanitizers run a second time with GDN_CUDA_CHUNK=1 (the chunk kernel on every multi-token case).
 # Usage: tests/cuda_h200.sh BIN_DIR   (BIN_DIR holds test_cuda and bench_cuda); logs go to $OUT.
+# GDN_BENCH_ARGS: bench_cuda's arguments (default --rpt-sweep); GDN_BENCH_KERNELS=1: the multi-token cases
+# on both kernels (GDN_CUDA_CHUNK=0 and 1); GDN_NCU=0, GDN_SASS=0, GDN_FLA=0 leave those steps out.
 set -u
 BIN=${1:-build/tests}
 OUT=${OUT:-/tmp/gdn-cuda-out}
@@ -12,14 +15,26 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 timeout 240 "$BIN/test_cuda" > "$OUT/test_cuda.log" 2>&1
 echo "test_cuda rc=$?"
 grep -E "^(FAIL|PASS|suite|matrix|large|contexts|worst|device|skipped)" "$OUT/test_cuda.log" | head -40
+# the chunk kernel (block items) on every multi-token case, capture included (by default it runs
+# only without capture at larger batch, so the small cases of the suite would not reach it)
+GDN_CUDA_CHUNK=1 timeout 120 "$BIN/test_cuda" > "$OUT/test_cuda_chunk.log" 2>&1
+echo "test_cuda (GDN_CUDA_CHUNK=1) rc=$?"
+grep -E "^(FAIL|PASS)" "$OUT/test_cuda_chunk.log" | head -20
 if [ -n "${GDN_TEST_RPT:-}" ]; then # the same tests on another rows-per-lane variant
   GDN_CUDA_RPT=$GDN_TEST_RPT timeout 120 "$BIN/test_cuda" quick > "$OUT/test_cuda_rpt.log" 2>&1
   echo "test_cuda (GDN_CUDA_RPT=$GDN_TEST_RPT) rc=$?"
   grep -E "^(FAIL|PASS)" "$OUT/test_cuda_rpt.log" | head -20
 fi
-timeout 200 "$BIN/bench_cuda" --rpt-sweep > "$OUT/bench_cuda.log" 2>&1
+timeout 200 "$BIN/bench_cuda" ${GDN_BENCH_ARGS---rpt-sweep} > "$OUT/bench_cuda.log" 2>&1
 echo "bench_cuda rc=$?"
 cat "$OUT/bench_cuda.log"
+if [ "${GDN_BENCH_KERNELS:-0}" = 1 ]; then # each multi-token case on both kernels (30 replays each)
+  for c in 0 1; do
+    GDN_CUDA_CHUNK=$c timeout 100 "$BIN/bench_cuda" --quick > "$OUT/bench_chunk$c.log" 2>&1
+    echo "bench_cuda --quick GDN_CUDA_CHUNK=$c rc=$?"
+    grep -E "^(verify|prefill)" "$OUT/bench_chunk$c.log"
+  done
+fi
 if [ -f .fla/bench_fla.py ] && [ "${GDN_FLA:-1}" = 1 ]; then
   PYTHONUNBUFFERED=1 timeout 120 python3 .fla/bench_fla.py > "$OUT/bench_fla.log" 2>&1
   echo "bench_fla rc=$?"
@@ -49,4 +64,10 @@ if [ -n "$CS" ]; then
   timeout 100 "$CS" --tool racecheck --error-exitcode 3 "$BIN/test_cuda" sanitize > "$OUT/racecheck.log" 2>&1
   echo "racecheck rc=$?"
   tail -n 4 "$OUT/racecheck.log"
+  for tool in memcheck racecheck; do # the chunk kernel on every multi-token case
+    GDN_CUDA_CHUNK=1 timeout 120 "$CS" --tool $tool --error-exitcode 3 "$BIN/test_cuda" sanitize \
+      > "$OUT/${tool}_chunk.log" 2>&1
+    echo "$tool (GDN_CUDA_CHUNK=1) rc=$?"
+    tail -n 2 "$OUT/${tool}_chunk.log"
+  done
 fi

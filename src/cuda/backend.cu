@@ -527,3 +527,73 @@ done:
     free(t);
     return best;
 }
+
+/* An empty kernel that waits for earlier work as the compute kernels do (the launch floor). */
+__global__ void floor_kernel(int pdl)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (pdl) {
+        asm volatile("griddepcontrol.launch_dependents;");
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+    }
+#else
+    (void)pdl;
+#endif
+}
+
+double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl)
+{
+    cudaStream_t s = NULL;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    double res = 0.0;
+    double *t = (double *)calloc((size_t)(reps > 0 ? reps : 1), sizeof *t);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = dim3(256, 1, 1);
+    cfg.blockDim = dim3(128, 1, 1);
+    if (pdl) {
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+    }
+    if (!t || reps < 1 || cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)
+        goto done;
+    cfg.stream = s;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed) != cudaSuccess)
+        goto done;
+    for (int i = 0; i < n_calls; i++)
+        (void)cudaLaunchKernelEx(&cfg, floor_kernel, pdl);
+    if (cudaStreamEndCapture(s, &g) != cudaSuccess || cudaGraphInstantiate(&x, g, 0) != cudaSuccess)
+        goto done;
+    for (int w = 0; w < 10; w++)
+        (void)cudaGraphLaunch(x, s);
+    for (int r = 0; r < reps; r++) {
+        float ms = 0.f;
+        cudaEventRecord(e0, s);
+        cudaGraphLaunch(x, s);
+        cudaEventRecord(e1, s);
+        cudaEventSynchronize(e1);
+        cudaEventElapsedTime(&ms, e0, e1);
+        t[r] = 1000.0 * ms / n_calls;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    res = t[reps / 2];
+done:
+    (void)cudaGetLastError();
+    if (x)
+        cudaGraphExecDestroy(x);
+    if (g)
+        cudaGraphDestroy(g);
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    if (s)
+        cudaStreamDestroy(s);
+    free(t);
+    return res;
+}

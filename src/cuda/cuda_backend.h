@@ -71,6 +71,11 @@ gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *pro
 /* Device-to-device copy rate (bytes read + written per second) over `bytes`, median of reps. */
 double gdn_cuda_copy_bandwidth(size_t bytes, int reps);
 
+/* The launch floor: microseconds per call of a CUDA graph of n_calls empty kernels (256 blocks of
+ * 128 threads, each waiting for the previous one as gdn's kernels do; programmatic dependent launches
+ * when pdl), median of reps replays. 0 on failure. */
+double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl);
+
 #ifdef __cplusplus
 }
 #endif

@@ -86,7 +86,7 @@ typedef struct gdn_cuda_params {
     int tiles;     /* Dv tiles per head */
     gdn_fastdiv fd_tiles, fd_hv, fd_ratio, fd_hk;
     int qk_vec;    /* q and k rows read as 8/16-byte vectors (unit inner stride, aligned) */
-    int chunk;     /* 0: dense T = 1, inputs straight to registers; else tokens staged per warp */
+    int chunk;     /* 0: dense T <= 1 (decode kernel); else tokens staged per warp, up to `chunk` at a time, or the chunk kernel (block items) */
     int checked;   /* a check kernel ran first: wait for it (PDL) and obey words->call_error */
     int early_trigger; /* let the next kernel in the stream launch at once */
     gdn_cuda_words *words;

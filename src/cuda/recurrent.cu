@@ -34,6 +34,18 @@
  * registers). q/k slices are read as one 8- or 16-byte vector when their rows are contiguous and
  * aligned (P.qk_vec), else element by element through any strides.
  *
+ * chunk_kernel (T > 1 or varlen, chosen without capture when there are >= 8 warps' worth of items
+ * per SM; GDN_CUDA_CHUNK=0/1 forces it off/on for tests and measurements): one BLOCK per item of
+ * 4 * RW rows of one head; the block stages a chunk of tokens once, computes the head's scalars once
+ * (norms, k_i.k_j, k_i.q_t, gates and the coefficient tables of the chunked recurrence), and each row
+ * takes its dots with the chunk's starting state at once, so the per-token chain is scalar (see the
+ * comment above chunk_kernel). The state is read once and written once per call.
+ *
+ * Every kernel without index arrays prefetches its first state tile into L2 before it waits for
+ * earlier work (griddepcontrol.wait), so with programmatic dependent launches the HBM fetch of one
+ * call overlaps the tail of the previous one (L2 is the point of coherence: correct even when the
+ * previous kernel writes that tile).
+ *
  * Index arrays (cu_seqlens, slots) are device memory. When the call has any, check.cu's kernel runs
  * first; this kernel is its programmatic dependent (Hopper): it reads its read slot and state (every
  * index is range-guarded, so a bad entry never leads to an access outside a view), then waits for
@@ -43,6 +55,7 @@
  */
 #include <cuda_fp16.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <atomic>
@@ -460,6 +473,14 @@ constexpr int min_blocks()
     return KV == 8 ? (F32IN ? 2 : 3) : (KV == 4 && F32IN) ? 3 : 4;
 }
 
+/* This warp's (or block's) state rows r0 .. r0 + nrows - 1 of a head into L2, one row per lane
+   (VEC views: a row is Dk contiguous floats, 16-byte aligned). */
+__device__ __forceinline__ void prefetch_rows(const gdn_cuda_params &P, int64_t slot, int h, int r, int64_t prs)
+{
+    if (r < P.Dv && slot >= 0 && slot < P.num_slots)
+        prefetch_l2(P.pool + slot * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)r * prs, (unsigned)P.Dk * 4u);
+}
+
 template <int KV, int RPT, bool VEC, bool F32IN, bool STAGED>
 __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
     recurrent_kernel(const __grid_constant__ gdn_cuda_params P)
@@ -476,8 +497,19 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
 
     if (P.early_trigger)
         grid_dependency_trigger(); /* the next kernel may launch now: it waits for our completion */
-    if (!P.checked)
+    if (!P.checked) {
+        /* before waiting for earlier work: this warp's first state tile into L2 (no index arrays
+           here, so the slot is the sequence). L2 is the point of coherence: a tile that earlier
+           work still writes is only fetched early, and the loads after the wait see the writes. */
+        const int64_t item = (int64_t)blockIdx.x * NWARPS + warp;
+        if (VEC && P.pool && item < P.items && lane < RW) {
+            int64_t n;
+            int h, tile;
+            decode_item(P, item, &n, &h, &tile);
+            prefetch_rows(P, n, h, tile * RW + lane, prs);
+        }
         grid_dependency_wait(); /* launched as a programmatic dependent: earlier work must be visible */
+    }
 
     for (int64_t item = (int64_t)blockIdx.x * NWARPS + warp; item < P.items; item += stride) {
         int64_t n;
@@ -635,6 +667,422 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
     }
 }
 
+/* --- chunks: T > 1 without capture at larger batch, one block per item ---------------------------
+ * A block item is (sequence, value head, tile of BR = 4 * RW rows); its 4 warps hold the tile's
+ * rows as in the decode kernel. Tokens come CH at a time. Per chunk (tokens 0 .. nt-1, state s_0
+ * at its start, a_t decay, b_t beta, k^_t = ksc_t k_t, q^_t = qsc_t q_t, A_t = a_0 .. a_t,
+ * G[t][i] = a_{i+1} .. a_t, G[t][t] = 1), the token recurrence of a row is, exactly:
+ *     u_t = s_{t-1}.k^_t = A_{t-1} ksc_t (s_0.k_t) + sum_{i<t} G[t-1][i] (k^_i.k^_t) d_i
+ *     d_t = b_t (v_t - a_t u_t)
+ *     y_t = A_t qsc_t (s_0.q_t) + sum_{i<=t} G[t][i] (k^_i.q^_t) d_i
+ *     s_nt-1 = A_nt-1 s_0 + sum_i G[nt-1][i] ksc_i d_i k_i    (with capture: s_t = a_t s_t-1 + ksc_t d_t k_t)
+ * so the block stages the chunk's q, k (f32), v, gates once; computes the head's scalars once
+ * (|q_t|^2, k_i.k_j, k_i.q_t as 4-thread dots; then the coefficient tables, one thread per (t, i));
+ * each row takes its 2 nt dots s_0.k_t, s_0.q_t at once (independent, one merged 8-lane reduction),
+ * runs the scalar recurrence above (no shuffles), and updates its slice once per chunk. */
+
+template <int KV, int RPT>
+__host__ __device__ constexpr int chunk_of()
+{
+    return (RPT == 2 || KV == 8) ? 4 : MAX_CHUNK; /* registers: 2 CH RPT partial dots per lane */
+}
+
+__device__ __forceinline__ int tri(int j)
+{
+    return j * (j + 1) / 2;
+}
+
+template <int KV, int BR, int CH, bool F32IN>
+__device__ __forceinline__ void stage_block(const gdn_cuda_params &P, int tid, int nt, int64_t b, int64_t tc,
+                                            int64_t n, int64_t t0, int h, int hk, int rb, bool dense_cap,
+                                            float *qsm, float *ksm, float *vsm, float *as, float *bs, long long *cs)
+{
+    constexpr int DKP = KV * LPR * 4, NCH = DKP / 4;
+    constexpr int U = (2 * CH * NCH + NTHREADS - 1) / NTHREADS, VU = (CH * BR + NTHREADS - 1) / NTHREADS;
+    const int Dk = P.Dk;
+    unsigned graw = 0, braw = 0, vraw[VU];
+    long long slot = -1;
+    if (tid < nt) {
+        const int64_t t = tc + tid;
+        const int64_t go = b * P.gs[0] + t * P.gs[1] + h * P.gs[2], bo = b * P.bs[0] + t * P.bs[1] + h * P.bs[2];
+        if (P.gate_dtype == GDN_DTYPE_F32) {
+            graw = ((const unsigned *)P.g)[go];
+            braw = ((const unsigned *)P.beta)[bo];
+        } else {
+            graw = ((const unsigned short *)P.g)[go];
+            braw = ((const unsigned short *)P.beta)[bo];
+        }
+        if (P.cap_mode == GDN_CAPTURE_SLOTS)
+            slot = P.cap_slots[P.cap_slots_stride > 0 ? n * P.cap_slots_stride + (t - t0) : b * P.T + t];
+    }
+#pragma unroll
+    for (int u = 0; u < VU; u++) {
+        const int idx = tid + NTHREADS * u, j = idx / BR, r = rb + (idx - j * BR);
+        vraw[u] = 0;
+        if (idx < nt * BR && r < P.Dv) {
+            const int64_t o = b * P.vs[0] + (tc + j) * P.vs[1] + h * P.vs[2] + r * P.vs[3];
+            vraw[u] = F32IN ? ((const unsigned *)P.v)[o] : (unsigned)((const unsigned short *)P.v)[o];
+        }
+    }
+    const int64_t qb = b * P.qs[0] + tc * P.qs[1] + hk * P.qs[2], kb = b * P.ks[0] + tc * P.ks[1] + hk * P.ks[2];
+    const int total = nt * 2 * NCH;
+    raw4_t<F32IN> a[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int idx = tid + NTHREADS * u, j = idx / (2 * NCH), rem = idx - j * 2 * NCH;
+        const int isk = rem >= NCH, c = 4 * (rem - isk * NCH);
+        a[u] = zero4<F32IN>();
+        if (idx < total && c < Dk)
+            a[u] = isk ? ld_in4<F32IN>(P.k, kb + j * P.ks[1], P.ks[3], c, Dk, P.qk_vec)
+                       : ld_in4<F32IN>(P.q, qb + j * P.qs[1], P.qs[3], c, Dk, P.qk_vec);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int idx = tid + NTHREADS * u, j = idx / (2 * NCH), rem = idx - j * 2 * NCH;
+        const int isk = rem >= NCH, c = 4 * (rem - isk * NCH);
+        if (idx < total)
+            *(float4 *)((isk ? ksm : qsm) + j * DKP + c) = cvt_in4<F32IN>(a[u], P.dtype);
+    }
+#pragma unroll
+    for (int u = 0; u < VU; u++) {
+        const int idx = tid + NTHREADS * u;
+        if (idx < nt * BR)
+            vsm[idx] = F32IN ? __uint_as_float(vraw[u]) : cvt16(vraw[u], P.dtype);
+    }
+    if (tid < nt) {
+        const int64_t t = tc + tid;
+        const bool g32 = P.gate_dtype == GDN_DTYPE_F32;
+        const float g = g32 ? __uint_as_float(graw) : cvt16(graw, P.gate_dtype);
+        float be = g32 ? __uint_as_float(braw) : cvt16(braw, P.gate_dtype), dec;
+        switch (P.gate) {
+        case GDN_GATE_LOG: dec = expf(g); break;
+        case GDN_GATE_LINEAR: dec = g; break;
+        case GDN_GATE_NEGLOG: dec = expf(-g); break;
+        default:
+            dec = expf(-expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]));
+            be = 1.0f / (1.0f + expf(-be));
+            break;
+        }
+        as[tid] = dec;
+        bs[tid] = be;
+        long long co = -1;
+        if (dense_cap)
+            co = b * P.cs[0] + t * P.cs[1] + h * P.cs[2];
+        else if (P.cap_mode == GDN_CAPTURE_SLOTS && slot >= 0)
+            co = slot * P.cs[0] + h * P.cs[1];
+        cs[tid] = co;
+    }
+}
+
+/* The head's raw dot products of the chunk: dots[t] = |q_t|^2, dots[CH + tri(j) + i] = k_i.k_j,
+ * dots[CH + TRI + tri(t) + i] = k_i.q_t (i <= j, t < nt); 4 consecutive threads per dot. */
+template <int KV, int CH>
+__device__ __forceinline__ void head_dots(int nt, int tid, const float *qsm, const float *ksm, float *dots)
+{
+    constexpr int DKP = KV * LPR * 4, Q4 = DKP / 16, TRI = CH * (CH + 1) / 2;
+    const int t1 = tri(nt), nd = nt + 2 * t1;
+    for (int base = 0; base < 4 * nd; base += NTHREADS) {
+        const int u = base + tid, d = u >> 2, qt = u & 3;
+        float acc0 = 0.f, acc1 = 0.f;
+        int slot = -1;
+        if (d < nd) {
+            const float *x, *y;
+            if (d < nt) {
+                x = y = qsm + d * DKP;
+                slot = d;
+            } else {
+                int e = d - nt, isq = 0;
+                if (e >= t1) {
+                    e -= t1;
+                    isq = 1;
+                }
+                int j = 0;
+                while (tri(j + 1) <= e)
+                    j++;
+                const int i = e - tri(j);
+                x = ksm + i * DKP;
+                y = (isq ? qsm : ksm) + j * DKP;
+                slot = CH + (isq ? TRI : 0) + tri(j) + i;
+            }
+#pragma unroll
+            for (int m = 0; m < Q4; m += 2) {
+                acc0 = dot4(((const float4 *)x)[m * 4 + qt], ((const float4 *)y)[m * 4 + qt], acc0);
+                if (m + 1 < Q4)
+                    acc1 = dot4(((const float4 *)x)[(m + 1) * 4 + qt], ((const float4 *)y)[(m + 1) * 4 + qt], acc1);
+            }
+        }
+        float acc = acc0 + acc1;
+        acc += __shfl_xor_sync(0xffffffffu, acc, 1);
+        acc += __shfl_xor_sync(0xffffffffu, acc, 2);
+        if (qt == 0 && slot >= 0)
+            dots[slot] = acc;
+    }
+}
+
+template <int KV, int RPT, bool VEC, bool F32IN>
+__global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
+    chunk_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    constexpr int RW = RG * RPT, BR = NWARPS * RW, DKP = KV * LPR * 4, CH = chunk_of<KV, RPT>();
+    constexpr int TRI = CH * (CH + 1) / 2;
+    __shared__ __align__(16) float qsm[CH * DKP];
+    __shared__ __align__(16) float ksm[CH * DKP];
+    __shared__ float vsm[CH * BR], gas[CH], gbs[CH], dots[CH + 2 * TRI];
+    __shared__ float cP[CH], cQ[CH], cK[CH], cW[CH], cU[CH * CH], cY[CH * CH], cA[1];
+    __shared__ long long gcs[CH];
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, lr = lane % LPR, grp = lane / LPR;
+    const int Dk = P.Dk, Dv = P.Dv;
+    const int64_t prs = P.kv_layout ? P.ps[3] : P.ps[2], pcs = P.kv_layout ? P.ps[2] : P.ps[3];
+    const bool dense_cap = P.cap_mode == GDN_CAPTURE_DENSE, capturing = P.cap_mode != GDN_CAPTURE_NONE;
+    const int64_t crs = dense_cap ? (P.kv_layout ? P.cs[4] : P.cs[3]) : (P.kv_layout ? P.cs[3] : P.cs[2]);
+    const int64_t ccs = dense_cap ? (P.kv_layout ? P.cs[3] : P.cs[4]) : (P.kv_layout ? P.cs[2] : P.cs[3]);
+
+    if (P.early_trigger)
+        grid_dependency_trigger();
+    if (!P.checked) {
+        /* as in the decode kernel: the first tile into L2 before the wait (no index arrays) */
+        if (VEC && P.pool && (int64_t)blockIdx.x < P.items && tid < BR) {
+            int64_t n;
+            int h, tile;
+            decode_item(P, blockIdx.x, &n, &h, &tile);
+            prefetch_rows(P, n, h, tile * BR + tid, prs);
+        }
+        grid_dependency_wait();
+    }
+
+    for (int64_t item = blockIdx.x; item < P.items; item += gridDim.x) {
+        int64_t n;
+        int h, tile;
+        decode_item(P, item, &n, &h, &tile);
+        const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
+        const int rb = tile * BR, r0 = rb + warp * RW;
+
+        int64_t b, t0, t1;
+        if (P.cu) {
+            b = 0;
+            t0 = ld_cu(P, n);
+            t1 = ld_cu(P, n + 1);
+            if (!(t0 >= 0 && t0 <= t1 && t1 <= P.T))
+                t0 = t1 = 0;
+        } else {
+            b = n;
+            t0 = 0;
+            t1 = P.T;
+        }
+        int64_t rs = -1;
+        if (P.pool) {
+            rs = P.read_slots ? (int64_t)P.read_slots[n] : n;
+            if (rs >= P.num_slots)
+                rs = -1;
+        }
+        float4 s[RPT][KV];
+        {
+            const float *src = rs >= 0 ? P.pool + rs * P.ps[0] + (int64_t)h * P.ps[1] : nullptr;
+#pragma unroll
+            for (int j = 0; j < RPT; j++) {
+                const int r = r0 + grp + RG * j;
+#pragma unroll
+                for (int i = 0; i < KV; i++) {
+                    const int c = 4 * (i * LPR + lr);
+                    s[j][i] = (src && r < Dv && c < Dk) ? ld_row4<VEC>(src, prs, pcs, r, c, Dk)
+                                                        : make_float4(0.f, 0.f, 0.f, 0.f);
+                }
+            }
+        }
+        if (VEC && P.pool && item + gridDim.x < P.items && tid < BR) {
+            int64_t n2;
+            int h2, tile2;
+            decode_item(P, item + gridDim.x, &n2, &h2, &tile2);
+            prefetch_rows(P, P.read_slots ? (int64_t)P.read_slots[n2] : n2, h2, tile2 * BR + tid, prs);
+        }
+        if (P.checked) {
+            grid_dependency_wait();
+            if (__ldcg(&P.words->call_error))
+                return; /* the same answer for every thread: this call writes nothing */
+        }
+        int64_t ws = -1;
+        if (P.pool)
+            ws = P.write_slots ? (int64_t)P.write_slots[n] : (P.read_slots ? (int64_t)P.read_slots[n] : n);
+
+        for (int64_t tc = t0; tc < t1; tc += CH) {
+            const int nt = (int)(t1 - tc < CH ? t1 - tc : CH);
+            __syncthreads(); /* the previous chunk's readers are done */
+            stage_block<KV, BR, CH, F32IN>(P, tid, nt, b, tc, n, t0, h, hk, rb, dense_cap, qsm, ksm, vsm, gas, gbs,
+                                           gcs);
+            __syncthreads();
+            head_dots<KV, CH>(nt, tid, qsm, ksm, dots);
+            /* the rows' dots with the chunk's starting state, all at once */
+            float pk[CH][RPT], pq[CH][RPT];
+#pragma unroll
+            for (int t = 0; t < CH; t++) {
+#pragma unroll
+                for (int jj = 0; jj < RPT; jj++)
+                    pk[t][jj] = pq[t][jj] = 0.f;
+                if (t < nt) {
+                    float4 kf[KV], qf[KV];
+#pragma unroll
+                    for (int i = 0; i < KV; i++) {
+                        kf[i] = *(const float4 *)(ksm + t * DKP + 4 * (i * LPR + lr));
+                        qf[i] = *(const float4 *)(qsm + t * DKP + 4 * (i * LPR + lr));
+                    }
+#pragma unroll
+                    for (int jj = 0; jj < RPT; jj++) {
+                        pk[t][jj] = dot_row<KV>(s[jj], kf);
+                        pq[t][jj] = dot_row<KV>(s[jj], qf);
+                    }
+                }
+            }
+#pragma unroll
+            for (int o = LPR / 2; o > 0; o >>= 1)
+#pragma unroll
+                for (int t = 0; t < CH; t++)
+                    if (t < nt)
+#pragma unroll
+                        for (int jj = 0; jj < RPT; jj++) {
+                            pk[t][jj] += __shfl_xor_sync(0xffffffffu, pk[t][jj], o);
+                            pq[t][jj] += __shfl_xor_sync(0xffffffffu, pq[t][jj], o);
+                        }
+            __syncthreads(); /* dots[] complete */
+            if (tid < CH * CH) {
+                const int t = tid / CH, i = tid - t * CH;
+                if (t < nt && i <= t) {
+                    const bool l2 = P.l2norm;
+                    const float ksi = l2 ? rsqrtf(dots[CH + tri(i) + i] + 1e-6f) : 1.0f;
+                    const float kst = l2 ? rsqrtf(dots[CH + tri(t) + t] + 1e-6f) : 1.0f;
+                    const float qst = P.scale * (l2 ? rsqrtf(dots[t] + 1e-6f) : 1.0f);
+                    float g1 = 1.0f; /* G[t-1][i] */
+                    for (int j = i + 1; j < t; j++)
+                        g1 *= gas[j];
+                    const float g0 = i < t ? g1 * gas[t] : 1.0f; /* G[t][i] */
+                    cY[t * CH + i] = g0 * (ksi * qst) * dots[CH + TRI + tri(t) + i];
+                    if (i < t)
+                        cU[t * CH + i] = g1 * (ksi * kst) * dots[CH + tri(t) + i];
+                    if (i == t) {
+                        float A = 1.0f; /* A_{t-1} */
+                        for (int j = 0; j < t; j++)
+                            A *= gas[j];
+                        cP[t] = A * kst;
+                        cQ[t] = (A * gas[t]) * qst;
+                        cK[t] = kst;
+                    }
+                    if (t == nt - 1) {
+                        cW[i] = g0 * ksi;
+                        if (i == 0)
+                            cA[0] = gas[0] * g0;
+                    }
+                }
+            }
+            __syncthreads(); /* coefficient tables complete */
+            float d[CH][RPT];
+#pragma unroll
+            for (int jj = 0; jj < RPT; jj++) {
+                const int rr = warp * RW + grp + RG * jj, r = rb + rr;
+#pragma unroll
+                for (int t = 0; t < CH; t++) {
+                    d[t][jj] = 0.f;
+                    if (t < nt) {
+                        float u = cP[t] * pk[t][jj];
+#pragma unroll
+                        for (int i = 0; i < t; i++)
+                            u = fmaf(cU[t * CH + i], d[i][jj], u);
+                        d[t][jj] = gbs[t] * (vsm[t * BR + rr] - gas[t] * u);
+                        float y = cQ[t] * pq[t][jj];
+#pragma unroll
+                        for (int i = 0; i <= t; i++)
+                            y = fmaf(cY[t * CH + i], d[i][jj], y);
+                        if (P.out && lr == (t & (LPR - 1)) && r < Dv)
+                            st_elem(P.out, P.out_dtype, b * P.os[0] + (tc + t) * P.os[1] + h * P.os[2] + r * P.os[3],
+                                    y);
+                    }
+                }
+            }
+            if (capturing) {
+#pragma unroll
+                for (int t = 0; t < CH; t++) {
+                    if (t < nt) {
+                        float4 kf[KV];
+#pragma unroll
+                        for (int i = 0; i < KV; i++)
+                            kf[i] = *(const float4 *)(ksm + t * DKP + 4 * (i * LPR + lr));
+                        const float a = gas[t];
+                        const long long co = gcs[t];
+#pragma unroll
+                        for (int jj = 0; jj < RPT; jj++) {
+                            const float dk = d[t][jj] * cK[t];
+#pragma unroll
+                            for (int i = 0; i < KV; i++) {
+                                s[jj][i].x = fmaf(dk, kf[i].x, a * s[jj][i].x);
+                                s[jj][i].y = fmaf(dk, kf[i].y, a * s[jj][i].y);
+                                s[jj][i].z = fmaf(dk, kf[i].z, a * s[jj][i].z);
+                                s[jj][i].w = fmaf(dk, kf[i].w, a * s[jj][i].w);
+                            }
+                            const int r = r0 + grp + RG * jj;
+                            if (co >= 0 && r < Dv) {
+                                float *dst = P.cap + co;
+#pragma unroll
+                                for (int i = 0; i < KV; i++) {
+                                    const int c = 4 * (i * LPR + lr);
+                                    if (c < Dk)
+                                        st_row4<VEC>(dst, crs, ccs, r, c, Dk, s[jj][i]);
+                                }
+                            }
+                        }
+                    }
+                }
+            } else {
+                const float A = cA[0];
+#pragma unroll
+                for (int jj = 0; jj < RPT; jj++)
+#pragma unroll
+                    for (int i = 0; i < KV; i++) {
+                        s[jj][i].x *= A;
+                        s[jj][i].y *= A;
+                        s[jj][i].z *= A;
+                        s[jj][i].w *= A;
+                    }
+#pragma unroll
+                for (int t = 0; t < CH; t++) {
+                    if (t < nt) {
+                        float4 kf[KV];
+#pragma unroll
+                        for (int i = 0; i < KV; i++)
+                            kf[i] = *(const float4 *)(ksm + t * DKP + 4 * (i * LPR + lr));
+#pragma unroll
+                        for (int jj = 0; jj < RPT; jj++) {
+                            const float w = cW[t] * d[t][jj];
+#pragma unroll
+                            for (int i = 0; i < KV; i++) {
+                                s[jj][i].x = fmaf(w, kf[i].x, s[jj][i].x);
+                                s[jj][i].y = fmaf(w, kf[i].y, s[jj][i].y);
+                                s[jj][i].z = fmaf(w, kf[i].z, s[jj][i].z);
+                                s[jj][i].w = fmaf(w, kf[i].w, s[jj][i].w);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        /* the final state, once (an empty sequence copies its read state; nothing when in place) */
+        if (ws >= 0 && !(t1 == t0 && ws == rs)) {
+            float *dst = P.pool + ws * P.ps[0] + (int64_t)h * P.ps[1];
+#pragma unroll
+            for (int j = 0; j < RPT; j++) {
+                const int r = r0 + grp + RG * j;
+                if (r >= Dv)
+                    continue;
+#pragma unroll
+                for (int i = 0; i < KV; i++) {
+                    const int c = 4 * (i * LPR + lr);
+                    if (c < Dk)
+                        st_row4<VEC>(dst, prs, pcs, r, c, Dk, s[j][i]);
+                }
+            }
+        }
+    }
+}
+
 /* --- launcher ------------------------------------------------------------------------------- */
 
 typedef void (*kernel_fn)(gdn_cuda_params);
@@ -642,7 +1090,7 @@ typedef void (*kernel_fn)(gdn_cuda_params);
 /* Blocks of a kernel resident per SM (cached per kernel: the occupancy query is not free). */
 static int blocks_per_sm(kernel_fn fn, int index, size_t smem)
 {
-    static std::atomic<int> cache[32 * (MAX_CHUNK + 1)];
+    static std::atomic<int> cache[32 * (MAX_CHUNK + 2)];
     int v = cache[index].load(std::memory_order_relaxed);
     if (v == 0) {
         int o = 0;
@@ -660,6 +1108,23 @@ template <int KV, int RPT, bool F32IN, bool STAGED>
 static kernel_fn pick_vec(bool vec)
 {
     return vec ? recurrent_kernel<KV, RPT, true, F32IN, STAGED> : recurrent_kernel<KV, RPT, false, F32IN, STAGED>;
+}
+
+template <int KV, int RPT, bool F32IN>
+static kernel_fn pick_chunk_vec(bool vec)
+{
+    return vec ? chunk_kernel<KV, RPT, true, F32IN> : chunk_kernel<KV, RPT, false, F32IN>;
+}
+
+template <bool F32IN>
+static kernel_fn pick_chunk(int kv, int rpt, bool vec)
+{
+    switch (kv) {
+    case 1: return rpt == 1 ? pick_chunk_vec<1, 1, F32IN>(vec) : pick_chunk_vec<1, 2, F32IN>(vec);
+    case 2: return rpt == 1 ? pick_chunk_vec<2, 1, F32IN>(vec) : pick_chunk_vec<2, 2, F32IN>(vec);
+    case 4: return rpt == 1 ? pick_chunk_vec<4, 1, F32IN>(vec) : pick_chunk_vec<4, 2, F32IN>(vec);
+    default: return pick_chunk_vec<8, 1, F32IN>(vec);
+    }
 }
 
 template <bool F32IN, bool STAGED>
@@ -746,6 +1211,20 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
                                       int rpt_override)
 {
     gdn_cuda_params p = *pin;
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    cfg.blockDim = dim3(NTHREADS, 1, 1);
+    cfg.stream = stream;
+    if (pdl) {
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+    }
+    /* let the next kernel launch early: it launches only once every block of this grid has
+       started (each triggers at its start), and waits for this grid's completion before it reads */
+    p.early_trigger = pdl;
+
     const int kv = key_vectors(p.Dk);
     const int max_rpt = kv == 8 ? 1 : 2;
     int rpt = max_rpt;
@@ -757,41 +1236,43 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
     if (rpt_override > 0) /* GDN_CUDA_RPT (measurements): 1 or 2 (4 was measured slower) */
         rpt = rpt_override >= 2 && max_rpt >= 2 ? 2 : 1;
     const int rw = RG * rpt;
-    p.tiles = (p.Dv + rw - 1) / rw;
+    /* three kernels: dense T <= 1, the decode path (a warp per item of rw rows, inputs straight to
+       registers); T > 1 or varlen without capture at larger batch (>= 8 warps' worth of items per
+       SM), the chunk kernel (a block per item of NWARPS * rw rows, the head's scalars once per
+       block, the tokens' dots at once); otherwise tokens staged per warp (the shorter chains of
+       the per-warp path were measured faster at small batch and with capture) */
+    const bool multi = p.cu || p.T > 1;
+    const int64_t warp_items = p.N * p.Hv * ((p.Dv + rw - 1) / rw);
+    static const int force = [] { /* GDN_CUDA_CHUNK (tests, measurements): 0 = never, 1 = always */
+        const char *e = getenv("GDN_CUDA_CHUNK");
+        return e && e[0] == '1' ? 1 : e && e[0] == '0' ? 0 : -1;
+    }();
+    bool chunked = multi && p.cap_mode == GDN_CAPTURE_NONE && warp_items >= 8 * (int64_t)num_sms;
+    if (force >= 0 && multi)
+        chunked = force == 1;
+    const int item_rows = chunked ? NWARPS * rw : rw;
+    p.tiles = (p.Dv + item_rows - 1) / item_rows;
     p.items = p.N * p.Hv * p.tiles;
     gdn_cuda_fastdiv_init(&p.fd_tiles, (unsigned)p.tiles);
     gdn_cuda_fastdiv_init(&p.fd_hv, (unsigned)p.Hv);
     gdn_cuda_fastdiv_init(&p.fd_ratio, (unsigned)p.ratio);
     gdn_cuda_fastdiv_init(&p.fd_hk, (unsigned)p.Hk);
     p.qk_vec = qk_vec_ok(&p);
-    /* dense T = 1: inputs straight to registers; otherwise staged, up to MAX_CHUNK tokens a time */
+    /* per-warp staging, up to MAX_CHUNK tokens a time */
     const int max_chunk = kv == 8 ? MAX_CHUNK / 2 : MAX_CHUNK; /* <= 48 KiB of shared memory per block */
-    p.chunk = (!p.cu && p.T <= 1) ? 0 : (int)(p.T < max_chunk ? (p.T < 1 ? 1 : p.T) : max_chunk);
-    const size_t smem = p.chunk ? (size_t)NWARPS * warp_region_floats(p.chunk, kv * LPR * 4, rw) * sizeof(float) : 0;
+    p.chunk = !multi ? 0 : chunked ? 1 : (int)(p.T < max_chunk ? (p.T < 1 ? 1 : p.T) : max_chunk);
+    const size_t smem =
+        (!multi || chunked) ? 0 : (size_t)NWARPS * warp_region_floats(p.chunk, kv * LPR * 4, rw) * sizeof(float);
     const bool vec = vec_ok(&p), f32in = p.dtype == GDN_DTYPE_F32;
-    const bool staged = p.chunk > 0;
-    const kernel_fn fn = f32in ? (staged ? pick_in<true, true>(kv, rpt, vec) : pick_in<true, false>(kv, rpt, vec))
-                               : (staged ? pick_in<false, true>(kv, rpt, vec) : pick_in<false, false>(kv, rpt, vec));
+    const kernel_fn fn = chunked ? (f32in ? pick_chunk<true>(kv, rpt, vec) : pick_chunk<false>(kv, rpt, vec))
+                         : f32in ? (multi ? pick_in<true, true>(kv, rpt, vec) : pick_in<true, false>(kv, rpt, vec))
+                                 : (multi ? pick_in<false, true>(kv, rpt, vec) : pick_in<false, false>(kv, rpt, vec));
     const int index = ((kv == 1 ? 0 : kv == 2 ? 1 : kv == 4 ? 2 : 3) * 2 + (rpt - 1)) * 4 + (vec ? 2 : 0) + f32in;
-    /* let the next kernel launch early: it launches only once every block of this grid has
-       started (each triggers at its start), and waits for this grid's completion before it reads */
-    p.early_trigger = pdl;
-    /* persistent: at most the blocks that are resident at once; each warp loops over its items */
-    const int64_t blocks = (p.items + NWARPS - 1) / NWARPS;
-    const int64_t resident = (int64_t)num_sms * blocks_per_sm(fn, index * (MAX_CHUNK + 1) + p.chunk, smem);
-    const unsigned grid = (unsigned)(blocks < resident ? blocks : resident);
-
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    cfg.gridDim = dim3(grid, 1, 1);
-    cfg.blockDim = dim3(NTHREADS, 1, 1);
+    /* persistent: at most the blocks that are resident at once; each warp (block) loops over its items */
+    const int64_t blocks = chunked ? p.items : (p.items + NWARPS - 1) / NWARPS;
+    const int64_t resident =
+        (int64_t)num_sms * blocks_per_sm(fn, index * (MAX_CHUNK + 2) + (chunked ? MAX_CHUNK + 1 : p.chunk), smem);
+    cfg.gridDim = dim3((unsigned)(blocks < resident ? blocks : resident), 1, 1);
     cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    if (pdl) {
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-    }
     return cudaLaunchKernelEx(&cfg, fn, p);
 }
