@@ -633,13 +633,13 @@ static void json_num(const char *key, double x)
         printf(",\"%s\":null", key);
 }
 
-/* The algorithm and kernel that run a case (auto: chunked from GDN_CHUNK_AUTO_MIN_T tokens on
+/* The algorithm and kernel that run a case (auto: chunked from gdn_chunk_auto_min_t(Dk) tokens on
  * when nothing is captured, cpu/chunked.c); kbuf receives a chunked kernel's name. */
 static const char *case_kernel(const bench_env *env, const bench_case *c, const char **algo, char *kbuf, size_t len)
 {
     const gdn_problem *p = &env->p;
     const int chunked = !c->capture && (p->algo == GDN_ALGO_CHUNKED ||
-                                        (p->algo == GDN_ALGO_AUTO && c->T >= GDN_CHUNK_AUTO_MIN_T));
+                                        (p->algo == GDN_ALGO_AUTO && c->T >= gdn_chunk_auto_min_t(p->k_dim)));
     *algo = chunked ? "chunked" : "recurrent";
     if (!chunked)
         return gdn_context_kernel_name(env->ctx, p->k_dim);
@@ -704,7 +704,8 @@ static void print_header(const bench_env *env, int pools_note)
     printf("backend cpu, isa %s, kernels %s (token loop) and chunk_f32__%s (chunked), algo %s%s, %d threads\n",
            gdn_isa_name(gdn_context_isa(env->ctx)), gdn_context_kernel_name(env->ctx, p->k_dim),
            p->v_dim % 16 ? "scalar" : gdn_isa_name(gdn_context_isa(env->ctx)), env->algo,
-           p->algo == GDN_ALGO_AUTO ? " (chunked for T >= " STR(GDN_CHUNK_AUTO_MIN_T) " without capture)" : "",
+           p->algo == GDN_ALGO_AUTO ? " (chunked for T >= " STR(GDN_CHUNK_AUTO_MIN_T) " at Dk <= 128, >= "
+                                      STR(GDN_CHUNK_AUTO_MIN_T_LARGE) " above, without capture)" : "",
            gdn_context_num_threads(env->ctx));
     printf("machine (measured now): f32 FMA peak %.1f GFLOP/s (%s, %d threads); memory %.1f GB/s (in-place axpy over "
            "%zu MiB, %d threads)\n",

@@ -84,8 +84,8 @@ int cmd_info(int argc, char **argv)
     printf("algorithms: recurrent (token loop, the kernels above); chunked (WY/UT, chunks of %d tokens, "
            "chunk_f32__%s; v_dim not a multiple of 16: chunk_f32__scalar)\n", GDN_CHUNK_C,
            gdn_isa_name(gdn_context_isa(ctx)));
-    printf("  auto: chunked for sequences of >= %d tokens when no states are captured, else the token loop\n",
-           GDN_CHUNK_AUTO_MIN_T);
+    printf("  auto: chunked for sequences of >= %d tokens (Dk <= 128; >= %d above) when no states are captured, "
+           "else the token loop\n", GDN_CHUNK_AUTO_MIN_T, GDN_CHUNK_AUTO_MIN_T_LARGE);
     gdn_context_destroy(ctx);
 
     cd.backend = GDN_BACKEND_CUDA;

@@ -81,7 +81,7 @@ int gdn_cpu_use_chunked(const gdn_plan *p, int64_t n)
         return 0;
     int64_t b, t0, t1;
     gdn_plan_seq(p, n, &b, &t0, &t1);
-    return t1 - t0 >= GDN_CHUNK_AUTO_MIN_T;
+    return t1 - t0 >= gdn_chunk_auto_min_t(p->Dk);
 }
 
 /* Element strides of a head's state along v (rows of S) and k, whatever the layout. */

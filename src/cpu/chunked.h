@@ -62,14 +62,24 @@
 #include "core/plan.h"
 
 /* Largest chunk the kernels take; the chunk the driver uses; the sequence length from which AUTO
- * runs a sequence chunked. The last two were measured (docs/PERF.md). */
+ * runs a sequence chunked (GDN_CHUNK_AUTO_MIN_T for Dk <= 128, _LARGE above). The last three were
+ * measured (docs/PERF.md: the token loop and the chunked path cross at 20-24 tokens for Dk = 64
+ * and 128 with the state coming from memory, at 32-48 for Dk = 256). */
 #define GDN_CHUNK_MAX 64
 #ifndef GDN_CHUNK_C
 #define GDN_CHUNK_C 32
 #endif
 #ifndef GDN_CHUNK_AUTO_MIN_T
-#define GDN_CHUNK_AUTO_MIN_T 32
+#define GDN_CHUNK_AUTO_MIN_T 24
 #endif
+#ifndef GDN_CHUNK_AUTO_MIN_T_LARGE
+#define GDN_CHUNK_AUTO_MIN_T_LARGE 32
+#endif
+/* The sequence length from which AUTO runs the chunked path, for this key dimension. */
+static inline int gdn_chunk_auto_min_t(int dk)
+{
+    return dk <= 128 ? GDN_CHUNK_AUTO_MIN_T : GDN_CHUNK_AUTO_MIN_T_LARGE;
+}
 #define GDN_CHUNK_LD_MAX (GDN_MAX_HEAD_DIM + 16)
 
 /* Tokens per chunk of the bf16-product value kernel (problem.precision BF16); measured (docs/PERF.md). */
