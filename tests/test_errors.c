@@ -322,6 +322,14 @@ static void forward_errors(gdn_context *ctx)
          (f.t.out.strides[0] = T * HV * DV, f.t.out.strides[1] = HV * DV, f.t.out.strides[2] = 0,
           f.t.out.strides[3] = 1),
          INVALID, "out");
+    CASE(0, "out heads overlapping rows (strides [.., 1, 1])",
+         (f.t.out.strides[0] = T * HV * DV, f.t.out.strides[1] = HV * DV, f.t.out.strides[2] = 1,
+          f.t.out.strides[3] = 1),
+         INVALID, "overlap");
+    CASE(0, "state.pool slots overlapping (slot stride < a slot)",
+         (f.t.state.pool.strides[0] = DV * DK, f.t.state.pool.strides[1] = DV * DK,
+          f.t.state.pool.strides[2] = DK, f.t.state.pool.strides[3] = 1),
+         INVALID, "state.pool");
 
     /* slots */
     CASE(0, "read slot past the pool", read_slots[0] = SLOTS, INVALID, "read_slots");

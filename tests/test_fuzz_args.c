@@ -36,10 +36,10 @@
  *     states with problem.precision BF16 (bf16 products), over a reference RMS of
  *     at least 1e-2: the data are O(0.01..1)); every byte outside the elements the call writes,
  *     every input and every guard zone is unchanged.
- * Left open by gdn.h, so both answers pass (and are counted): output views whose elements share
- * memory (strides [.., 1, 1], a pool whose slots overlap; gdn accepts them, they are not run: the
- * writes through them are undefined), and a capture pool at the state pool's address with another
- * slot count or layout.
+ * Output views must be nested (gdn.h: by increasing stride, each stride passes the span of the
+ * dimensions below); the model rejects the others. Left open by gdn.h, so both answers pass (and
+ * are counted): output views sharing memory with each other in other ways, and a capture pool at
+ * the state pool's address with another slot count or layout.
  *
  * Also (edge_cases, each in a child process with a time limit): a dense batch of 2^40 or 2^62
  * sequences with seq_len = 0, and a capture pool one slot longer than the state pool it shares,
@@ -1119,6 +1119,29 @@ static void model_view(model *m, const fcase *f, int v, const char *tag, int nd,
                 return;
             }
             st[i] = t->strides[i];
+        }
+        /* outputs must be nested (gdn.h): by increasing stride, each stride passes the span below */
+        if (is_output) {
+            int order[GDN_MAX_DIMS], k = 0, empty = 0;
+            for (int i = 0; i < nd; i++) {
+                empty |= shape[i] == 0;
+                if (shape[i] > 1)
+                    order[k++] = i;
+            }
+            for (int i = 1; i < k; i++)
+                for (int j = i; j > 0 && st[order[j]] < st[order[j - 1]]; j--) {
+                    const int x = order[j];
+                    order[j] = order[j - 1];
+                    order[j - 1] = x;
+                }
+            int64_t below = 0;
+            for (int i = 0; i < k && !empty; i++) {
+                if (st[order[i]] <= below) {
+                    fault(m, 1, tag);
+                    return;
+                }
+                below = sat_add(below, sat_mul(shape[order[i]] - 1, st[order[i]]));
+            }
         }
     }
     int64_t last = 0;

@@ -75,6 +75,33 @@ static gdn_status check_view(const char *name, const gdn_tensor *t, int ndim, co
     }
     for (int i = ndim; i < GDN_MAX_DIMS; i++)
         view->st[i] = 0;
+    /* an output's elements must not overlap: with the dimensions of extent > 1 sorted by stride, each
+     * stride must pass the span of the smaller ones (the usual sufficient test; C order passes) */
+    if (is_output && !all_zero) {
+        int order[GDN_MAX_DIMS], m = 0, empty = 0;
+        for (int i = 0; i < ndim; i++) {
+            empty |= shape[i] == 0;
+            if (shape[i] > 1)
+                order[m++] = i;
+        }
+        for (int a = 1; a < m; a++) /* insertion sort by stride */
+            for (int b = a; b > 0 && view->st[order[b]] < view->st[order[b - 1]]; b--) {
+                const int tmp = order[b];
+                order[b] = order[b - 1];
+                order[b - 1] = tmp;
+            }
+        int64_t span = 0; /* largest offset reached by the dimensions so far (bounded: checked below) */
+        for (int a = 0; a < m && !empty; a++) {
+            const int d = order[a];
+            if (view->st[d] <= span)
+                FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: strides[%d] = %lld makes elements overlap (the dimensions "
+                     "with smaller strides span %lld elements); outputs must not overlap themselves", name, d,
+                     (long long)view->st[d], (long long)span + 1);
+            if (view->st[d] > (INT64_C(1) << 56) / (shape[d] - 1))
+                break; /* reported by the range check below */
+            span += (shape[d] - 1) * view->st[d];
+        }
+    }
     /* the largest element offset must fit comfortably in int64 (and the address space) */
     int64_t last = 0;
     for (int i = 0; i < ndim; i++) {
