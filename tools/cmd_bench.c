@@ -795,12 +795,12 @@ static int run_targets(const bench_env *env0, const bench_opts *o0)
         run_case(&e, &t[i].c, &t[i].r);
         if (!(t[i].r.ran && t[i].r.ok))
             failed++;
-        printf("%-44s ", i == 0   ? "decode, state in cache (--warm)"
-                         : i == 4 ? "prefill, chunked, bf16 products"
-                         : i == 5 ? "prefill, chunked, 1 thread"
-                         : i == 3 ? "prefill, chunked, f32"
-                                  : "");
         print_row(&e, &t[i].c, &t[i].r);
+        if (i == 0 || i >= 3)
+            printf("  ^ %s\n", i == 0   ? "state in cache (one pool, --warm)"
+                              : i == 3 ? "chunked, f32 products"
+                              : i == 4 ? "chunked, bf16 products (--precision bf16)"
+                                       : "chunked, f32 products, 1 thread");
     }
     const bench_result *dw = &t[0].r, *d64 = &t[1].r, *v64 = &t[2].r, *pf = &t[3].r, *pb = &t[4].r, *p1 = &t[5].r;
     const double bw = env0->mem.gbytes_per_s, peak = env0->fma.gflops;
