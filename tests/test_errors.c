@@ -240,6 +240,12 @@ static void forward_errors(gdn_context *ctx)
     CASE(0, "batch_size 0", f.b.batch_size = 0, INVALID, "batch_size");
     CASE(0, "batch_size -1", f.b.batch_size = -1, INVALID, "batch_size");
     CASE(0, "seq_len -1", f.b.seq_len = -1, INVALID, "seq_len");
+    {
+        static const int32_t nt_neg[2] = {1, -1}, nt_past[2] = {2, 5}, nt_ok[2] = {2, 0};
+        CASE(0, "num_tokens negative", f.b.num_tokens = nt_neg, INVALID, "num_tokens[1]");
+        CASE(1, "num_tokens past a packed sequence (4 tokens)", f.b.num_tokens = nt_past, INVALID, "num_tokens[1]");
+        CASE(1, "num_tokens within the sequences", f.b.num_tokens = nt_ok, GDN_STATUS_SUCCESS, NULL);
+    }
     CASE(1, "cu_seqlens[0] != 0", cu32[0] = 1, INVALID, "cu_seqlens");
     CASE(1, "cu_seqlens decreasing", (cu32[1] = 5, cu32[2] = 4, f.b.seq_len = 4), INVALID, "cu_seqlens");
     CASE(1, "cu_seqlens last != T_total", cu32[2] = 5, INVALID, "cu_seqlens");

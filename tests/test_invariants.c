@@ -163,6 +163,7 @@ typedef struct call {
     float *cap_states;           /* dense [T][Hv][..] or a pool of cap_slots_n slots */
     int64_t cap_slots_n;
     const int32_t *cap_slots;
+    const int32_t *num_tokens;   /* batch.num_tokens, or NULL */
 } call;
 
 static gdn_status run(gdn_context *ctx, const layer *ly, const call *c)
@@ -182,6 +183,7 @@ static gdn_status run(gdn_context *ctx, const layer *ly, const call *c)
         b.cu_seqlens = c->cu;
         b.cu_seqlens_type = GDN_INDEX_I32;
     }
+    b.num_tokens = c->num_tokens;
     const int64_t sq[4] = {1, T, Hk, Dk}, sv[4] = {1, T, Hv, Dv}, sg[3] = {1, T, Hv};
     t.q = gdn_tensor_contiguous(ly->q + t0 * Hk * Dk, 4, sq);
     t.k = gdn_tensor_contiguous(ly->k + t0 * Hk * Dk, 4, sq);
@@ -449,6 +451,48 @@ static void inv_replay(gdn_context *ctx, const layer *ly)
     expect_ok("never drafted", run(ctx, ly, &o), ctx);
     expect("replay state == never-drafted state", pool + 5 * hs, fresh, hs, 0);
     expect("verify out[0..2) == never-drafted out", yv, yo, (size_t)(n * ys), 0);
+    /* the same replay as one call over the verify's own inputs: batch.num_tokens = the accepted count */
+    {
+        float *p2 = fmalloc((size_t)S * hs), *yn = fmalloc((size_t)(W * ys));
+        memcpy(p2, pool, (size_t)S * hs * sizeof(float));
+        for (int64_t i = 0; i < W * ys; i++)
+            yn[i] = -7.0f; /* the rows of tokens past the count must stay untouched */
+        const int32_t cnt = (int32_t)n, w4 = 4;
+        call rn = dense(0, W, yn, p2, S, &r0, &w4);
+        rn.num_tokens = &cnt;
+        expect_ok("replay with batch.num_tokens", run(ctx, ly, &rn), ctx);
+        expect("num_tokens replay state == replay of a shorter call", p2 + 4 * hs, pool + 5 * hs, hs, 1);
+        expect("num_tokens replay out == the shorter call's out", yn, yv, (size_t)(n * ys), 1);
+        int untouched = 1;
+        for (int64_t i = n * ys; i < W * ys; i++)
+            untouched &= yn[i] == -7.0f;
+        checks++;
+        if (!untouched) {
+            failures++;
+            printf("FAIL %s: num_tokens: outputs past the count were written\n", where);
+        }
+    }
+    /* packed, three sequences (3, 0 and 4 tokens) run for 2, 0 and 4 of them: equal to separate calls */
+    {
+        const int32_t cu[4] = {0, 3, 3, 7}, cnt[3] = {2, 0, 4}, rs[3] = {0, 1, 2}, ws[3] = {3, 4, 5};
+        float *pp = random_states((size_t)6 * hs, 16), *ps = fmalloc((size_t)6 * hs);
+        memcpy(ps, pp, (size_t)6 * hs * sizeof(float));
+        call pk;
+        memset(&pk, 0, sizeof pk);
+        pk.n_seqs = 3;
+        pk.cu = cu;
+        pk.pool = pp;
+        pk.slots = 6;
+        pk.rs = rs;
+        pk.ws = ws;
+        pk.num_tokens = cnt;
+        expect_ok("packed with batch.num_tokens", run(ctx, ly, &pk), ctx);
+        call s0 = dense(0, 2, NULL, ps, 6, &rs[0], &ws[0]), s2 = dense(3, 7, NULL, ps, 6, &rs[2], &ws[2]);
+        expect_ok("separate call 0", run(ctx, ly, &s0), ctx);
+        expect_ok("separate call 2", run(ctx, ly, &s2), ctx);
+        memcpy(ps + 4 * hs, ps + 1 * hs, hs * sizeof(float)); /* count 0: the read state copied */
+        expect("packed num_tokens pool == separate calls", pp, ps, (size_t)6 * hs, 1);
+    }
     scratch_free();
 }
 

@@ -142,8 +142,8 @@ typedef enum gdn_index_type {
 
 /** Algorithm for multi-token work. Both compute the same function (to rounding). */
 typedef enum gdn_algo {
-    GDN_ALGO_AUTO = 0,      /**< Chosen by size: per sequence, chunked from 32 tokens on (CPU, no capture),
-                                 else the token loop. */
+    GDN_ALGO_AUTO = 0,      /**< Chosen by size: per sequence, chunked from 24 tokens on (32 when Dk > 128;
+                                 CPU, no capture), else the token loop. */
     GDN_ALGO_RECURRENT = 1, /**< Token loop, state kept on chip. */
     GDN_ALGO_CHUNKED = 2    /**< Chunkwise-parallel (WY/UT), CPU backend. Calls that capture states run
                                  the token loop. */
@@ -269,6 +269,13 @@ typedef struct gdn_batch {
     const void *cu_seqlens;  /**< NULL (dense) or N+1 offsets: cu[0] = 0, non-decreasing,
                                   cu[N] = T_total. Sequence n is tokens [cu[n], cu[n+1]). */
     gdn_index_type cu_seqlens_type; /**< Element type of cu_seqlens. */
+    const int32_t *num_tokens; /**< NULL, or N counts in host memory: sequence n runs only its first
+                                    num_tokens[n] tokens (0 <= count <= its length); the outputs and
+                                    captures of its other tokens are not written, and a count of 0
+                                    acts as an empty sequence (the read state is copied to the write
+                                    slot). Rollback by replay in one call: repeat the verify call with
+                                    the accepted counts here, the pre-verify read slots, and
+                                    out.data = NULL. CPU backend only in this version. */
 } gdn_batch;
 
 /** Most dimensions a view has. */
@@ -276,7 +283,10 @@ typedef struct gdn_batch {
 
 /** A strided view of a tensor. Shapes are checked exactly against the problem and batch. Strides
  *  count elements (not bytes), must be >= 0, and may be all zero to mean C-contiguous. The library
- *  never writes through the views of inputs. */
+ *  never writes through the views of inputs. The views it writes (out, state.pool, capture.states)
+ *  must not overlap themselves: ordered by increasing stride, the stride of each dimension of extent
+ *  > 1 must exceed the largest offset the dimensions before it reach (C order, permuted orders and
+ *  padded rows all qualify); others are rejected. Inputs may overlap (zero strides broadcast). */
 typedef struct gdn_tensor {
     void *data;                      /**< First element (host memory for the CPU backend, device
                                           memory for CUDA). */
@@ -363,6 +373,54 @@ typedef struct gdn_tensors {
  */
 GDN_API gdn_status gdn_forward(gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
                                const gdn_tensors *tensors);
+
+/* ---------------------------------------------------------------------------------------------
+ * The short causal convolution in front of the recurrence (Qwen3-Next, Qwen3.5, Qwen3.6)
+ * ------------------------------------------------------------------------------------------- */
+
+/** Activation applied to the convolution's output. */
+typedef enum gdn_conv_activation {
+    GDN_CONV_SILU = 0, /**< y = z * sigmoid(z) (default; the models' choice). */
+    GDN_CONV_NONE = 1  /**< y = z. */
+} gdn_conv_activation;
+
+/** A depthwise causal convolution over C channels (for Qwen: q|k|v packed, C = 2*Hk*Dk + Hv*Dv)
+ *  with a kernel of W taps. Zero-initialise, then set channels and width. */
+typedef struct gdn_conv_problem {
+    int channels;                   /**< C >= 1. */
+    int width;                      /**< W, 2 <= W <= 8 (Qwen: 4). */
+    gdn_conv_activation activation; /**< After the bias. */
+    gdn_dtype dtype;                /**< Type of x and y (f32, bf16, f16). Weights, bias and states: f32. */
+} gdn_conv_problem;
+
+/** The tensors of one convolution call. Dense shapes are listed; packed batches use B = 1,
+ *  T = T_total. The conv state of a sequence is, per channel, its last W-1 inputs, oldest first
+ *  (zeros before the first token). */
+typedef struct gdn_conv_tensors {
+    gdn_tensor x;        /**< [B, T, C] inputs, problem.dtype. */
+    gdn_tensor weight;   /**< [C, W] f32: z[t][c] = bias[c] + sum_j weight[c][j] * x[t - (W-1) + j][c],
+                              inputs before the sequence's first token taken from its conv state. */
+    const float *bias;   /**< [C] f32, or NULL for none. */
+    gdn_tensor y;        /**< [B, T, C], problem.dtype; data NULL = no output (replay). */
+    gdn_state state;     /**< Conv state pool [slots, C, W-1] f32 (vLLM's conv_state layout), with read
+                              and write slots exactly as for the recurrence (negative read slot: zeros;
+                              negative write slot: not stored; no pool: zeros, nothing stored). */
+    gdn_capture capture; /**< The conv state after every token: DENSE [B, T, C, W-1] (packed:
+                              [1, T_total, C, W-1]), or SLOTS into a pool [slots, C, W-1]. Rolling
+                              back to n accepted tokens = continuing from capture n-1. */
+} gdn_conv_tensors;
+
+/**
+ * Run the causal convolution (+ activation) over a batch: decode (T = 1), prefill (varlen), or
+ * verify with per-token capture of the conv state, with the same batch, slot and capture rules as
+ * gdn_forward. Rollback by replay works the same way: keep the pre-verify slot and re-run the n
+ * accepted tokens with y.data = NULL.
+ * @return GDN_STATUS_INVALID_ARGUMENT for any bad argument (message names it),
+ *         GDN_STATUS_UNSUPPORTED for valid requests this version lacks (the CUDA backend).
+ *         Nothing is written unless SUCCESS.
+ */
+GDN_API gdn_status gdn_conv1d_forward(gdn_context *ctx, const gdn_conv_problem *problem, const gdn_batch *batch,
+                                      const gdn_conv_tensors *tensors);
 
 #ifdef __cplusplus
 }

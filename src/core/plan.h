@@ -42,6 +42,7 @@ typedef struct gdn_plan {
     int64_t B, T, N; /* T is T_total when packed */
     const void *cu;  /* NULL when dense */
     gdn_index_type cu_type;
+    const int32_t *num_tokens; /* NULL, or [N]: tokens run per sequence (checked <= its length) */
     /* tensors */
     gdn_view q, k, v, g, beta, out;
     const float *A_log, *dt_bias;
@@ -77,7 +78,8 @@ static inline int64_t gdn_plan_cu(const gdn_plan *p, int64_t i)
 }
 
 /* Sequence n lives in batch row *b, tokens [*t0, *t1). */
-static inline void gdn_plan_seq(const gdn_plan *p, int64_t n, int64_t *b, int64_t *t0, int64_t *t1)
+/* Sequence n: batch row *b and all its tokens [*t0, *t1). */
+static inline void gdn_plan_seq_full(const gdn_plan *p, int64_t n, int64_t *b, int64_t *t0, int64_t *t1)
 {
     if (p->cu) {
         *b = 0;
@@ -88,6 +90,14 @@ static inline void gdn_plan_seq(const gdn_plan *p, int64_t n, int64_t *b, int64_
         *t0 = 0;
         *t1 = p->T;
     }
+}
+
+/* Sequence n: batch row *b and the tokens the call runs, [*t0, *t1) (batch.num_tokens applied). */
+static inline void gdn_plan_seq(const gdn_plan *p, int64_t n, int64_t *b, int64_t *t0, int64_t *t1)
+{
+    gdn_plan_seq_full(p, n, b, t0, t1);
+    if (p->num_tokens)
+        *t1 = *t0 + p->num_tokens[n];
 }
 
 static inline int gdn_plan_key_head(const gdn_plan *p, int h)

@@ -394,6 +394,18 @@ static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch 
     } else {
         p->N = p->B;
     }
+    if (ba->num_tokens) {
+        if (!contents)
+            FAIL(GDN_STATUS_UNSUPPORTED, "batch.num_tokens: not supported on the CUDA backend in this version");
+        for (int64_t n = 0; n < p->N; n++) {
+            int64_t b, t0, t1;
+            gdn_plan_seq_full(p, n, &b, &t0, &t1);
+            if (ba->num_tokens[n] < 0 || ba->num_tokens[n] > t1 - t0)
+                FAIL(GDN_STATUS_INVALID_ARGUMENT, "batch.num_tokens[%lld] = %d: must be in [0, %lld] (the tokens of "
+                     "sequence %lld)", (long long)n, (int)ba->num_tokens[n], (long long)(t1 - t0), (long long)n);
+        }
+        p->num_tokens = ba->num_tokens;
+    }
 
     /* tensors */
     const int64_t B = p->B, T = p->T, Hk = p->Hk, Hv = p->Hv, Dk = p->Dk, Dv = p->Dv;
