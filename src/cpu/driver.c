@@ -139,6 +139,11 @@ static float *capture_head(const gdn_plan *p, int64_t n, int64_t j, int64_t b, i
 static void gather_tile(gdn_state_layout layout, const float *head, const int64_t *st2, int r0, int rows, int dk,
                         float *tile)
 {
+    if (layout == GDN_STATE_VK && st2[1] == 1) { /* rows are contiguous: copy them */
+        for (int r = 0; r < rows; r++)
+            memcpy(tile + (int64_t)r * dk, head + (int64_t)(r0 + r) * st2[0], (size_t)dk * sizeof(float));
+        return;
+    }
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < dk; c++)
             tile[(int64_t)r * dk + c] = head[gdn_state_offset(layout, st2, r0 + r, c)];
@@ -147,6 +152,11 @@ static void gather_tile(gdn_state_layout layout, const float *head, const int64_
 static void scatter_tile(gdn_state_layout layout, float *head, const int64_t *st2, int r0, int rows, int dk,
                          const float *tile)
 {
+    if (layout == GDN_STATE_VK && st2[1] == 1) {
+        for (int r = 0; r < rows; r++)
+            memcpy(head + (int64_t)(r0 + r) * st2[0], tile + (int64_t)r * dk, (size_t)dk * sizeof(float));
+        return;
+    }
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < dk; c++)
             head[gdn_state_offset(layout, st2, r0 + r, c)] = tile[(int64_t)r * dk + c];
