@@ -995,6 +995,15 @@ static void test_commands(void)
     if (!strstr(g_out, "\"ok\":true"))
         fprintf(stderr, "bench stdout: %s\nstderr: %s\n", g_out, g_err);
     expect_error("bench_targets_json", "bench --targets --json", 2, "--targets", NULL);
+    /* gdn spec: a short self-checking loop (both rollback methods agree with plain decoding) */
+    expect(run_gdn("spec --B 2 --K 3 --steps 3 --threads 2") == 0 && strstr(g_out, "capture") &&
+               strstr(g_out, "replay") && !strstr(g_out, "FAIL"),
+           "spec", "gdn spec --B 2 --K 3 --steps 3");
+    if (strstr(g_out, "FAIL") || !strstr(g_out, "replay"))
+        fprintf(stderr, "spec stdout: %s\nstderr: %s\n", g_out, g_err);
+    expect_error("spec_bad_K", "spec --K 0", 2, "--K", NULL);
+    expect_error("spec_bad_model", "spec --model nosuch", 2, "--model", NULL);
+    expect(run_gdn("help spec") == 0 && strstr(g_out, "replay"), "help_spec", "gdn help spec");
     expect_error("bench_cuda_threads", "bench --backend cuda --threads 2", 2, "--threads", NULL);
     /* --backend cuda: a clean error without a device; with one, a small checked case per op */
     {

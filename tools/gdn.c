@@ -169,6 +169,8 @@ static void usage(FILE *f)
             "  bench   time decode, verify and prefill on a real model's layer shape and compare\n"
             "          with this machine's measured FMA rate and memory bandwidth\n"
             "  check   run the conformance suite (every kernel against the float64 reference)\n"
+            "  spec    a self-checking speculative-decoding loop (conv1d + recurrence, rollback by\n"
+            "          capture and by replay) on a model's layer, with tokens per second\n"
             "  info    version, CPU features, the kernel chosen for each op, CUDA devices\n"
             "  help    this text, or `gdn help <command>` for a command's options\n"
             "\n"
@@ -188,10 +190,12 @@ static int command_help(const char *name)
         cmd_check_help();
     else if (strcmp(name, "info") == 0)
         cmd_info_help();
+    else if (strcmp(name, "spec") == 0)
+        cmd_spec_help();
     else if (strcmp(name, "help") == 0)
         usage(stdout);
     else {
-        tool_error("help", "unknown command '%s' (commands: run, bench, check, info)", name);
+        tool_error("help", "unknown command '%s' (commands: run, bench, check, info, spec)", name);
         return TOOL_EXIT_USAGE;
     }
     return TOOL_EXIT_OK;
@@ -201,7 +205,7 @@ int main(int argc, char **argv)
 {
     const char *cmd;
     if (argc < 2) {
-        tool_error(NULL, "missing command (run, bench, check or info; see gdn --help)");
+        tool_error(NULL, "missing command (run, bench, check, info or spec; see gdn --help)");
         return TOOL_EXIT_USAGE;
     }
     cmd = argv[1];
@@ -235,9 +239,11 @@ int main(int argc, char **argv)
         return cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0)
         return cmd_info(argc - 1, argv + 1);
+    if (strcmp(cmd, "spec") == 0)
+        return cmd_spec(argc - 1, argv + 1);
     if (cmd[0] == '-')
         tool_error(NULL, "unknown option '%s' (see gdn --help)", cmd);
     else
-        tool_error(NULL, "unknown command '%s' (commands: run, bench, check, info; see gdn --help)", cmd);
+        tool_error(NULL, "unknown command '%s' (commands: run, bench, check, info, spec; see gdn --help)", cmd);
     return TOOL_EXIT_USAGE;
 }

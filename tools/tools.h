@@ -23,12 +23,14 @@ int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_spec(int argc, char **argv);
 
 /* Help texts (stdout). */
 void cmd_run_help(void);
 void cmd_info_help(void);
 void cmd_check_help(void);
 void cmd_bench_help(void);
+void cmd_spec_help(void);
 
 /* One line on stderr, "gdn <cmd>: <message>"; newlines in the message become spaces. */
 void tool_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

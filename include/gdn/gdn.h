@@ -401,7 +401,8 @@ typedef struct gdn_conv_tensors {
     gdn_tensor weight;   /**< [C, W] f32: z[t][c] = bias[c] + sum_j weight[c][j] * x[t - (W-1) + j][c],
                               inputs before the sequence's first token taken from its conv state. */
     const float *bias;   /**< [C] f32, or NULL for none. */
-    gdn_tensor y;        /**< [B, T, C], problem.dtype; data NULL = no output (replay). */
+    gdn_tensor y;        /**< [B, T, C], problem.dtype; data NULL = no output (replay). May be x itself
+                              (same data and strides): in place. */
     gdn_state state;     /**< Conv state pool [slots, C, W-1] f32 (vLLM's conv_state layout), with read
                               and write slots exactly as for the recurrence (negative read slot: zeros;
                               negative write slot: not stored; no pool: zeros, nothing stored). */

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "core/conv_plan.h"
+#include "cpu/conv1d.h"
 #include "cpu/cpuid.h"
 #include "cpu/driver.h"
 #include "cpu/threadpool.h"
@@ -243,5 +245,23 @@ gdn_status gdn_forward(gdn_context *ctx, const gdn_problem *problem, const gdn_b
     if (st != GDN_STATUS_SUCCESS)
         return st;
     gdn_cpu_forward(ctx, &plan);
+    return GDN_STATUS_SUCCESS;
+}
+
+gdn_status gdn_conv1d_forward(gdn_context *ctx, const gdn_conv_problem *problem, const gdn_batch *batch,
+                              const gdn_conv_tensors *tensors)
+{
+    gdn_conv_plan plan;
+    if (!ctx)
+        return GDN_STATUS_INVALID_ARGUMENT;
+    ctx->err[0] = '\0';
+    if (ctx->backend != GDN_BACKEND_CPU) {
+        snprintf(ctx->err, sizeof ctx->err, "the convolution is not available on the CUDA backend in this version");
+        return GDN_STATUS_UNSUPPORTED;
+    }
+    gdn_status st = gdn_conv_plan_make(&plan, problem, batch, tensors, &ctx->slots, ctx->err, sizeof ctx->err);
+    if (st != GDN_STATUS_SUCCESS)
+        return st;
+    gdn_cpu_conv1d_forward(ctx, &plan);
     return GDN_STATUS_SUCCESS;
 }

@@ -28,4 +28,21 @@ typedef struct gdn_ref_result {
 gdn_status gdn_ref_forward(const gdn_problem *problem, const gdn_batch *batch, const gdn_tensors *tensors,
                            gdn_ref_result *result, char *err, size_t err_len);
 
+/* The causal convolution (gdn_conv1d_forward), as a float64 token loop (src/ref/conv_ref.c). Same
+ * arguments and validation as the library; results into dense arrays, any of which may be NULL:
+ *   y            [B*T (or T_total)][C]          the output of every token (batch order)
+ *   final_state  [N][C][W-1]                    the conv state after each sequence's last token (the
+ *                                               read state for an empty sequence)
+ *   captures     [B*T (or T_total)][C][W-1]     the conv state after every token
+ * The initial state is read from tensors->state exactly as the library reads it; y, the pool and the
+ * capture buffers are never touched. */
+typedef struct gdn_conv_ref_result {
+    double *y;
+    double *final_state;
+    double *captures;
+} gdn_conv_ref_result;
+
+gdn_status gdn_ref_conv1d(const gdn_conv_problem *problem, const gdn_batch *batch, const gdn_conv_tensors *tensors,
+                          gdn_conv_ref_result *result, char *err, size_t err_len);
+
 #endif
