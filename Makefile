@@ -44,8 +44,9 @@ test-sanitize: | deps
 # two contexts used at once).
 test-tsan: | deps
 	$(CMAKE) -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGDN_SANITIZE=thread -DGDN_BUILD_TOOLS=OFF -DGDN_CUDA=OFF
-	$(CMAKE) --build $(BUILD_TSAN) -j $(JOBS) --target test_threads
+	$(CMAKE) --build $(BUILD_TSAN) -j $(JOBS) --target test_threads test_conv1d
 	TSAN_OPTIONS=halt_on_error=1 ./$(BUILD_TSAN)/tests/test_threads
+	TSAN_OPTIONS=halt_on_error=1 ./$(BUILD_TSAN)/tests/test_conv1d
 
 install: build
 	$(CMAKE) --install $(BUILD)
