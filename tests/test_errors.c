@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gdn/gdn.h"
+#include "cpu/cpuid.h"
 
 static int failures, checks;
 
@@ -462,6 +463,30 @@ static void context_errors(void)
              !strstr(gdn_context_kernel_name(ctx, 40), "scalar"))) {
             printf("FAIL forced isa=%s: context, ISA, threads or kernel names wrong\n", gdn_isa_name(d.isa));
             failures++;
+        }
+        if (st == GDN_STATUS_SUCCESS) { /* gdn_context_kernel_for: every choice applied */
+            gdn_problem p;
+            memset(&p, 0, sizeof p);
+            p.num_k_heads = 16;
+            p.num_v_heads = 32;
+            p.k_dim = 128;
+            p.v_dim = 128;
+            const char *isa = gdn_isa_name(d.isa), *dec = gdn_context_kernel_for(ctx, &p, 1, 0),
+                       *pre = gdn_context_kernel_for(ctx, &p, 4096, 0), *cap = gdn_context_kernel_for(ctx, &p, 4096, 1);
+            p.precision = GDN_PRECISION_BF16;
+            const char *b16 = gdn_context_kernel_for(ctx, &p, 4096, 0);
+            p.algo = GDN_ALGO_RECURRENT;
+            const char *rec = gdn_context_kernel_for(ctx, &p, 4096, 0);
+            const int want_bf16 = d.isa == GDN_ISA_AVX512 && (gdn_cpu_features() & GDN_CPU_AVX512BF16);
+            checks++;
+            if (!strstr(dec, "recurrent_f32__") || !strstr(dec, isa) || !strstr(pre, "chunk_f32__") ||
+                !strstr(pre, isa) || !strstr(cap, "recurrent_f32__") || !strstr(rec, "recurrent_f32__") ||
+                strcmp(b16, want_bf16 ? "chunk_bf16__avx512bf16" : pre) != 0 ||
+                strcmp(gdn_context_kernel_for(NULL, &p, 1, 0), "none") != 0 ||
+                strcmp(gdn_context_kernel_for(ctx, NULL, 1, 0), "none") != 0) {
+                printf("FAIL gdn_context_kernel_for (isa=%s): %s %s %s %s %s\n", isa, dec, pre, cap, b16, rec);
+                failures++;
+            }
         }
         gdn_context_destroy(ctx);
     }

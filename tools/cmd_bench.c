@@ -637,14 +637,11 @@ static void json_num(const char *key, double x)
  * when nothing is captured, cpu/chunked.c); kbuf receives a chunked kernel's name. */
 static const char *case_kernel(const bench_env *env, const bench_case *c, const char **algo, char *kbuf, size_t len)
 {
-    const gdn_problem *p = &env->p;
-    const int chunked = !c->capture && (p->algo == GDN_ALGO_CHUNKED ||
-                                        (p->algo == GDN_ALGO_AUTO && c->T >= gdn_chunk_auto_min_t(p->k_dim)));
-    *algo = chunked ? "chunked" : "recurrent";
-    if (!chunked)
-        return gdn_context_kernel_name(env->ctx, p->k_dim);
-    snprintf(kbuf, len, "chunk_f32__%s", p->v_dim % 16 ? "scalar" : gdn_isa_name(gdn_context_isa(env->ctx)));
-    return kbuf;
+    const char *k = gdn_context_kernel_for(env->ctx, &env->p, c->T, c->capture);
+    *algo = strncmp(k, "chunk", 5) == 0 ? "chunked" : "recurrent";
+    (void)kbuf;
+    (void)len;
+    return k;
 }
 
 static void print_json(const bench_env *env, const bench_case *c, const bench_result *r)
@@ -701,9 +698,11 @@ static void print_header(const bench_env *env, int pools_note)
     printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32\n",
            gdn_version_string(), env->model_name, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
            tool_dtype_names[p->dtype]);
-    printf("backend cpu, isa %s, kernels %s (token loop) and chunk_f32__%s (chunked), algo %s%s, %d threads\n",
+    gdn_problem pc = *p;
+    pc.algo = GDN_ALGO_CHUNKED;
+    printf("backend cpu, isa %s, kernels %s (token loop) and %s (chunked, precision %s), algo %s%s, %d threads\n",
            gdn_isa_name(gdn_context_isa(env->ctx)), gdn_context_kernel_name(env->ctx, p->k_dim),
-           p->v_dim % 16 ? "scalar" : gdn_isa_name(gdn_context_isa(env->ctx)), env->algo,
+           gdn_context_kernel_for(env->ctx, &pc, 4096, 0), tool_precision_names[p->precision], env->algo,
            p->algo == GDN_ALGO_AUTO ? " (chunked for T >= " STR(GDN_CHUNK_AUTO_MIN_T) " at Dk <= 128, >= "
                                       STR(GDN_CHUNK_AUTO_MIN_T_LARGE) " above, without capture)" : "",
            gdn_context_num_threads(env->ctx));

@@ -158,7 +158,7 @@ typedef enum gdn_precision {
     GDN_PRECISION_BF16 = 2     /**< bf16 operands (rounded to nearest even), f32 accumulation, for the chunk
                                     products; everything else f32. Faster, relative RMS error <= 1e-2.
                                     CPU: uses avx512_bf16 (vdpbf16ps) where the CPU has it; elsewhere the
-                                    products run in f32 (gdn_context_kernel_name tells which). */
+                                    products run in f32 (gdn_context_kernel_for tells which). */
 } gdn_precision;
 
 /** Whether, and where, the state after every token is written. */
@@ -337,6 +337,13 @@ typedef struct gdn_capture {
                                  its last token into its own write slot (vLLM style). */
     int64_t slots_stride;   /**< Row length of the slot table (>= the longest sequence), or 0. */
 } gdn_capture;
+
+/** The kernel that runs a sequence of `tokens` tokens of this problem on ctx, all of the problem's
+ *  choices applied (algorithm, AUTO's crossover, precision, dimensions) and whether the call captures
+ *  states: e.g. "recurrent_f32__avx512", "chunk_f32__avx512", "chunk_bf16__avx512bf16". "none" for a
+ *  NULL ctx or problem. Never NULL. */
+GDN_API const char *gdn_context_kernel_for(const gdn_context *ctx, const gdn_problem *problem, int64_t tokens,
+                                           int capture);
 
 /** The tensors of one call. Dense shapes are listed; packed batches use B = 1, T = T_total. */
 typedef struct gdn_tensors {

@@ -199,6 +199,27 @@ const char *gdn_context_kernel_name(const gdn_context *ctx, int k_dim)
     return k_dim % 16 == 0 ? ctx->recurrent_name : "recurrent_f32__scalar";
 }
 
+const char *gdn_context_kernel_for(const gdn_context *ctx, const gdn_problem *problem, int64_t tokens, int capture)
+{
+    if (!ctx || !problem)
+        return "none";
+    const int dk = problem->k_dim, dv = problem->v_dim;
+#ifdef GDN_HAVE_CUDA
+    if (ctx->backend == GDN_BACKEND_CUDA)
+        return gdn_cuda_kernel_name(dk);
+#endif
+    /* the rule of gdn_cpu_use_chunked (cpu/chunked.c), then its choice of value kernel */
+    const int chunked = !capture && (problem->algo == GDN_ALGO_CHUNKED ||
+                                     (problem->algo == GDN_ALGO_AUTO && tokens >= gdn_chunk_auto_min_t(dk)));
+    if (!chunked)
+        return dk % 16 == 0 ? ctx->recurrent_name : "recurrent_f32__scalar";
+    if (dv % 16 != 0)
+        return "chunk_f32__scalar";
+    if (problem->precision == GDN_PRECISION_BF16 && ctx->chunk_bf16 && dk >= GDN_CHUNK_BF16_MIN_DK)
+        return ctx->chunk_bf16_name;
+    return ctx->chunk_name;
+}
+
 #ifdef GDN_HAVE_CUDA
 /* CUDA: everything but the contents of the index arrays is checked here; those are checked on the
  * device, and an error there surfaces in gdn_context_synchronize. */
