@@ -9,7 +9,10 @@
  * written once, plus every captured state (f32, Hv*Dk*Dv*4 bytes each), over the median time.
  * Inputs are random (never zeros). Also measured: a device-to-device copy (bytes read + written).
  *
- * Usage: bench_cuda [--quick] [--rpt-sweep] [--one B T]   (exit 0 when every case ran)
+ * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--one B T]   (exit 0 when every case ran)
+ * --fast-sweep: the decode and verify cases on the general kernels (GDN_CUDA_FAST=0) and on the fast
+ * path forced (GDN_CUDA_FAST=1) with 8, 16 and 32 lanes per state row (GDN_CUDA_FAST_LPR; plus 200:
+ * decode through the staged kernel).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -189,7 +192,7 @@ static gdn_context *make_ctx(void *stream)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, sweep = 0;
+    int quick = 0, sweep = 0, fast_sweep = 0;
     long long oneB = 0, oneT = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -201,6 +204,8 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(argv[i], "--rpt-sweep"))
             sweep = 1;
+        else if (!strcmp(argv[i], "--fast-sweep"))
+            fast_sweep = 1;
     }
     char name[256];
     if (gdn_cuda_device_count(name, sizeof name) == 0) {
@@ -294,6 +299,34 @@ int main(int argc, char **argv)
             bad += !run(ctx, &NP[i], reps, copy_bw);
         gdn_context_destroy(ctx);
         unsetenv("GDN_CUDA_PDL");
+    }
+    if (fast_sweep) {
+        static const bcase FS[] = {
+            {"decode", 1, 1, GDN_CAPTURE_NONE, 0, 0},
+            {"decode", 8, 1, GDN_CAPTURE_NONE, 0, 0},
+            {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0},
+            {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0},
+            {"verify, no capture", 1, 4, GDN_CAPTURE_NONE, 0, 0},
+            {"verify, no capture", 8, 4, GDN_CAPTURE_NONE, 0, 0},
+            {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0},
+            {"verify, no capture", 256, 4, GDN_CAPTURE_NONE, 0, 0},
+        };
+        /* lanes per row 8, 16, 32; plus 200: decode through the staged kernel (fast_kernel) rather
+           than fast1_kernel (multi-token calls always take fast_kernel) */
+        static const char *MODES[][2] = {{"0", "0"}, {"1", "208"}, {"1", "216"}, {"1", "8"}, {"1", "16"}, {"1", "32"}};
+        for (size_t m = 0; m < sizeof MODES / sizeof MODES[0]; m++) {
+            setenv("GDN_CUDA_FAST", MODES[m][0], 1);
+            setenv("GDN_CUDA_FAST_LPR", MODES[m][1], 1);
+            printf("-- GDN_CUDA_FAST=%s GDN_CUDA_FAST_LPR=%s\n", MODES[m][0], MODES[m][1]);
+            ctx = make_ctx(stream);
+            if (!ctx)
+                return 1;
+            for (size_t i = 0; i < sizeof FS / sizeof FS[0]; i++)
+                bad += !run(ctx, &FS[i], quick ? 30 : 100, copy_bw);
+            gdn_context_destroy(ctx);
+        }
+        unsetenv("GDN_CUDA_FAST");
+        unsetenv("GDN_CUDA_FAST_LPR");
     }
     gdn_cuda_stream_destroy(stream);
     printf("%s\n", bad ? "FAIL: some cases did not run" : "done");

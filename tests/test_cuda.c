@@ -210,6 +210,67 @@ static void run_matrix(int count)
     c.seed = 4;
     ran++;
     failed += !run_case(&c, "qwen 27B decode", 0);
+    /* the fast path's shapes (src/cuda/fast.cuh: dense, default slots in place, no capture, vk,
+     * contiguous, Dk = Dv in {32, 64, 128, 256}, T <= 8): the Qwen3.6 layer at decode B=1 and
+     * verify T=4, ratio 3, then every dim, dtype and token count with the other options drawn */
+    memset(&c, 0, sizeof c);
+    c.problem.num_k_heads = 16;
+    c.problem.num_v_heads = 32;
+    c.problem.k_dim = c.problem.v_dim = 128;
+    c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
+    c.problem.qk_l2norm = 1;
+    c.pool = GDN_CHECK_POOL_INPLACE;
+    c.default_slots = 1;
+    c.B = 1;
+    c.T = 1;
+    c.seed = 5;
+    ran++;
+    failed += !run_case(&c, "fast qwen decode B=1", 0);
+    c.T = 4;
+    c.B = 2;
+    c.seed = 6;
+    ran++;
+    failed += !run_case(&c, "fast qwen verify T=4", 0);
+    c.problem.num_v_heads = 48;
+    c.problem.gate = GDN_GATE_RAW;
+    c.no_output = 1;
+    c.seed = 7;
+    ran++;
+    failed += !run_case(&c, "fast qwen 27B verify T=4, no output", 0);
+    {
+        static const int FD[] = {32, 64, 128, 256};
+        static const int64_t FT[] = {1, 2, 3, 4, 8};
+        static const gdn_dtype FDT[] = {GDN_DTYPE_F32, GDN_DTYPE_BF16, GDN_DTYPE_F16};
+        gdn_rng fr;
+        gdn_rng_seed(&fr, 0xFA57u);
+        for (int i = 0; i < 40; i++) {
+            memset(&c, 0, sizeof c);
+            gdn_problem *p = &c.problem;
+            p->k_dim = p->v_dim = FD[i % 4];
+            p->dtype = FDT[(i / 4) % 3];
+            p->out_dtype = gdn_rng_below(&fr, 2) ? GDN_DTYPE_F32 : FDT[gdn_rng_below(&fr, 3)];
+            p->gate_dtype = gdn_rng_below(&fr, 2) ? p->dtype : GDN_DTYPE_F32;
+            p->head_map = gdn_rng_below(&fr, 2) ? GDN_HEADS_TILED : GDN_HEADS_GROUPED;
+            p->gate = (gdn_gate)gdn_rng_below(&fr, 4);
+            p->qk_l2norm = (int)gdn_rng_below(&fr, 3) != 0;
+            p->scale = gdn_rng_below(&fr, 3) == 0 ? 0.375f : 0.0f;
+            p->num_k_heads = 1 + (int)gdn_rng_below(&fr, 2);
+            p->num_v_heads = p->num_k_heads * (1 + (int)gdn_rng_below(&fr, 4));
+            if (p->k_dim == 256 && p->num_v_heads > 2) {
+                p->num_k_heads = 1;
+                p->num_v_heads = 1 + (int)gdn_rng_below(&fr, 2);
+            }
+            c.B = 1 + gdn_rng_below(&fr, 3);
+            c.T = FT[gdn_rng_below(&fr, 5)];
+            c.pool = GDN_CHECK_POOL_INPLACE;
+            c.default_slots = 1;
+            c.decay = (gdn_check_decay)gdn_rng_below(&fr, 3);
+            c.no_output = gdn_rng_below(&fr, 5) == 0;
+            c.seed = gdn_rng_u64(&fr);
+            ran++;
+            failed += !run_case(&c, "fast matrix", (size_t)i);
+        }
+    }
     printf("matrix: %d cases, %d failed, %.1f s\n", ran, failed, now() - t0);
 }
 

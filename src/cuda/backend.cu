@@ -19,6 +19,8 @@ struct gdn_cuda_context {
     int pdl;                     /* programmatic dependent launches (compute capability >= 9;
                                     GDN_CUDA_PDL=0 turns them off, for measurements) */
     int rpt;                     /* GDN_CUDA_RPT (tuning): rows per thread, 0 = automatic */
+    int fast;                    /* GDN_CUDA_FAST (tests, tuning): -1 automatic, 0 never, 1 whenever it qualifies */
+    int fast_lpr;                /* GDN_CUDA_FAST_LPR (tuning): lanes per row of the fast path, 0 = automatic */
     gdn_cuda_words *words;       /* device */
     gdn_cuda_words *host_words;  /* pinned, for synchronize */
     unsigned long long *stamps;  /* device, zero between calls */
@@ -98,6 +100,10 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->pdl = major >= 9 && !(pdl && pdl[0] == '0');
     const char *rpt = getenv("GDN_CUDA_RPT");
     c->rpt = rpt ? atoi(rpt) : 0;
+    const char *fast = getenv("GDN_CUDA_FAST");
+    c->fast = fast && fast[0] == '0' ? 0 : fast && fast[0] == '1' ? 1 : -1;
+    const char *fast_lpr = getenv("GDN_CUDA_FAST_LPR");
+    c->fast_lpr = fast_lpr ? atoi(fast_lpr) : 0;
     if ((e = cudaMalloc((void **)&c->words, sizeof *c->words)) != cudaSuccess ||
         (e = cudaMemset(c->words, 0, sizeof *c->words)) != cudaSuccess ||
         (e = cudaMallocHost((void **)&c->host_words, sizeof *c->host_words)) != cudaSuccess) {
@@ -234,7 +240,8 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
         if ((e = gdn_cuda_launch_check(&p, c->stream, c->pdl)) != cudaSuccess)
             return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_forward: the index check kernel did not launch", e);
     }
-    if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt)) != cudaSuccess) {
+    if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
+                                       c->fast_lpr)) != cudaSuccess) {
         (void)cudaGetLastError();
         return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_forward: the kernel did not launch", e);
     }

@@ -97,9 +97,12 @@ typedef struct gdn_cuda_params {
  * previous work in the stream (Hopper); each kernel waits (griddepcontrol.wait) before it reads
  * anything earlier work may have written. */
 cudaError_t gdn_cuda_launch_check(const gdn_cuda_params *p, cudaStream_t stream, int pdl);
-/* rpt: rows per thread override (0 = automatic). */
+/* rpt: rows per thread override (0 = automatic). fast: the lean small-batch path (fast.cuh) for the
+ * calls that qualify: -1 or 1: whenever the call qualifies, 0 never; fast_lpr
+ * (measurements): lanes per state row for D = 128 (8, 16 or 32; 0 = automatic: 16 at small batch, else 8), plus 200 for the
+ * staged decode kernel (see pick_fast in recurrent.cu). */
 cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *p, cudaStream_t stream, int num_sms, int pdl,
-                                      int rpt);
+                                      int rpt, int fast, int fast_lpr);
 /* The kernel name for a key dimension (static string). */
 const char *gdn_cuda_recurrent_name(int k_dim);
 

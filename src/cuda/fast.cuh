@@ -1,0 +1,347 @@
+/*
+ * fast.cuh — the lean small-batch path of recurrent.cu ("fast_kernel"), included there after its
+ * helpers. Chosen by gdn_cuda_launch_recurrent when the call qualifies (fast_ok below):
+ *   dense batch (no cu_seqlens), default slots (sequence n reads and writes pool slot n in place, no
+ *   index arrays, hence no check kernel), no capture, a state pool, vk layout, Dk = Dv = D in
+ *   {32, 64, 128, 256}, 1 <= T <= FAST_TMAX, contiguous q, k, v, g, beta and out (out may be absent),
+ *   state rows contiguous (pool [slots, Hv, D, D] with unit column stride and row stride D), 16-byte
+ *   aligned q, k and pool, f32 / bf16 / f16 inputs, any gate convention, head map and ratio.
+ * Everything else takes the general kernels. Decode (T = 1) runs fast1_kernel (no staging, below), T > 1
+ * fast_kernel.
+ *
+ * Decomposition: one 128-thread CTA per (sequence n, value head h, tile of ROWS rows): grid
+ * (Hv * TILES, N), no division (TILES is a compile-time power of two). FL lanes share a row; lane
+ * l of a row holds the float4s i * FL + l (i < KV) of the row, KV = D / (4 FL), so the row's lanes
+ * read FL * 16 contiguous bytes per instruction. Before griddepcontrol.wait each warp prefetches its
+ * rows into L2; after it every thread issues all its state loads (16-byte vectors) at once, then the
+ * CTA stages the tokens' inputs once: G = D / 8 lanes per token each load 8 elements of q_t and k_t
+ * (16-byte vectors), convert them into shared memory and reduce |q|^2, |k|^2, k.q over the group
+ * (xor shuffles); the group's first lane also loads g_t and beta_t and writes the token's
+ * coefficients (decay, beta, the norms' scales, k.q scaled); other threads stage the tile's v values.
+ * One __syncthreads; then per token each row's lanes take S.k and S.q (one merged log2(FL)-round
+ * shuffle reduction), and the row update is
+ *     delta = beta v - beta decay ksc (S.k)      y = decay qsc (S.q) + delta (qsc ksc k.q)
+ *     S     = decay S + (delta ksc) k
+ * with the state in registers across the T tokens (read once, written once). Index math is 32-bit
+ * relative to 64-bit per-CTA base pointers. Same arithmetic as token_step (f32), rounded differently
+ * only in the order of the products.
+ */
+#ifndef GDN_CUDA_FAST_CUH
+#define GDN_CUDA_FAST_CUH
+
+#define FAST_THREADS 128
+#define FAST_TMAX 8 /* tokens per sequence the fast path takes (verify windows) */
+
+/* 8 consecutive input elements (16-bit: one 16-byte load; f32: two) as f32. */
+template <int IN>
+__device__ __forceinline__ void ld8(const void *base, size_t off, float (&x)[8])
+{
+    if constexpr (IN == 0) {
+        const float4 a = *(const float4 *)((const float *)base + off);
+        const float4 b = *(const float4 *)((const float *)base + off + 4);
+        x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w, x[4] = b.x, x[5] = b.y, x[6] = b.z, x[7] = b.w;
+    } else {
+        const uint4 u = *(const uint4 *)((const unsigned short *)base + off);
+        const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if constexpr (IN == 1) {
+                x[2 * i] = __uint_as_float(w[i] << 16);
+                x[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+            } else {
+                x[2 * i] = __half2float(__ushort_as_half((unsigned short)(w[i] & 0xffffu)));
+                x[2 * i + 1] = __half2float(__ushort_as_half((unsigned short)(w[i] >> 16)));
+            }
+        }
+    }
+}
+
+template <int IN>
+__device__ __forceinline__ float ld1(const void *base, size_t off)
+{
+    if constexpr (IN == 0)
+        return ((const float *)base)[off];
+    else if constexpr (IN == 1)
+        return __uint_as_float((unsigned)((const unsigned short *)base)[off] << 16);
+    else
+        return __half2float(__ushort_as_half(((const unsigned short *)base)[off]));
+}
+
+/* D, FL: see above. MULTI: T in 1 .. FAST_TMAX (else T = 1). IN: 0 f32, 1 bf16, 2 f16 inputs. */
+template <int D, int FL, bool MULTI, int IN>
+__global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
+    constexpr int G = D / 8, TM = MULTI ? FAST_TMAX : 1;
+    static_assert(KV >= 1 && TILES >= 1 && G <= 32, "fast_kernel: bad D / FL");
+    __shared__ __align__(16) float qsm[TM * D];
+    __shared__ __align__(16) float ksm[TM * D];
+    __shared__ __align__(16) float coef[TM * 8];
+    __shared__ float vsm[TM * ROWS];
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
+    const int tile = (int)(blockIdx.x % TILES), h = (int)(blockIdx.x / TILES), n = (int)blockIdx.y;
+    const int T = MULTI ? (int)P.T : 1, Hv = P.Hv;
+    const int rr = warp * RPW + lane / FL; /* this thread's row within the tile */
+    float *const tp = P.pool + (int64_t)n * P.ps[0] + (int64_t)h * P.ps[1] + tile * (ROWS * D);
+
+    if (P.early_trigger)
+        grid_dependency_trigger();
+    if (lane == 0) /* the warp's RPW contiguous rows into L2 while earlier work finishes */
+        prefetch_l2(tp + warp * (RPW * D), RPW * D * 4u);
+    grid_dependency_wait();
+
+    /* the state rows, all loads at once */
+    float4 s[KV];
+    {
+        const float4 *src = (const float4 *)(tp + rr * D);
+#pragma unroll
+        for (int i = 0; i < KV; i++)
+            s[i] = src[i * FL + lr];
+    }
+    const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
+    const size_t tok0 = (size_t)n * (unsigned)T; /* the sequence's first token row */
+
+    /* the tile's v values (the last threads: the first ones stage q and k) */
+    for (int i = FAST_THREADS - 1 - tid; i < T * ROWS; i += FAST_THREADS) {
+        const int t = i / ROWS, q = i - t * ROWS;
+        vsm[i] = ld1<IN>(P.v, ((tok0 + t) * Hv + h) * D + tile * ROWS + q);
+    }
+    /* q and k: G lanes per token, 8 elements each; norms and k.q; the group's first lane the gates */
+    for (int base = warp * 32; base < T * G; base += FAST_THREADS) {
+        const int u = base + lane, t = u / G, j = u % G;
+        const bool ok = u < T * G;
+        float qv[8], kv[8];
+        float graw = 0.f, braw = 0.f;
+        if (ok) {
+            const size_t off = ((tok0 + t) * P.Hk + hk) * D + 8 * j;
+            ld8<IN>(P.q, off, qv);
+            ld8<IN>(P.k, off, kv);
+            if (j == 0) {
+                const size_t go = (tok0 + t) * Hv + h;
+                if (P.gate_dtype == GDN_DTYPE_F32) {
+                    graw = ((const float *)P.g)[go];
+                    braw = ((const float *)P.beta)[go];
+                } else {
+                    graw = cvt16(((const unsigned short *)P.g)[go], P.gate_dtype);
+                    braw = cvt16(((const unsigned short *)P.beta)[go], P.gate_dtype);
+                }
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++)
+                qv[e] = kv[e] = 0.f;
+        }
+        float qq = 0.f, kk = 0.f, kq = 0.f;
+#pragma unroll
+        for (int e = 0; e < 8; e++) {
+            qq = fmaf(qv[e], qv[e], qq);
+            kk = fmaf(kv[e], kv[e], kk);
+            kq = fmaf(kv[e], qv[e], kq);
+        }
+#pragma unroll
+        for (int o = G / 2; o > 0; o >>= 1) {
+            qq += __shfl_xor_sync(0xffffffffu, qq, o);
+            kk += __shfl_xor_sync(0xffffffffu, kk, o);
+            kq += __shfl_xor_sync(0xffffffffu, kq, o);
+        }
+        if (ok) {
+            float4 *qd = (float4 *)(qsm + t * D + 8 * j), *kd = (float4 *)(ksm + t * D + 8 * j);
+            qd[0] = make_float4(qv[0], qv[1], qv[2], qv[3]);
+            qd[1] = make_float4(qv[4], qv[5], qv[6], qv[7]);
+            kd[0] = make_float4(kv[0], kv[1], kv[2], kv[3]);
+            kd[1] = make_float4(kv[4], kv[5], kv[6], kv[7]);
+            if (j == 0) {
+                const float qsc = P.scale * (P.l2norm ? rsqrtf(qq + 1e-6f) : 1.0f);
+                const float ksc = P.l2norm ? rsqrtf(kk + 1e-6f) : 1.0f;
+                float dec, be = braw;
+                switch (P.gate) {
+                case GDN_GATE_LOG: dec = expf(graw); break;
+                case GDN_GATE_LINEAR: dec = graw; break;
+                case GDN_GATE_NEGLOG: dec = expf(-graw); break;
+                default:
+                    dec = expf(-expf(P.A_log[h]) * softplus_f(graw + P.dt_bias[h]));
+                    be = 1.0f / (1.0f + expf(-be));
+                    break;
+                }
+                *(float4 *)(coef + 8 * t) = make_float4(-(be * (dec * ksc)), dec * qsc, kq * (qsc * ksc), ksc);
+                *(float4 *)(coef + 8 * t + 4) = make_float4(dec, be, 0.f, 0.f);
+            }
+        }
+    }
+    __syncthreads();
+
+    /* this row's output element of token 0; token t adds t * Hv * D (fits: see fast_ok) */
+    const size_t oo = (tok0 * Hv + h) * D + tile * ROWS + rr;
+    for (int t = 0; t < T; t++) {
+        const float4 c0 = *(const float4 *)(coef + 8 * t), c1 = *(const float4 *)(coef + 8 * t + 4);
+        const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
+        float4 kf[KV], qf[KV];
+#pragma unroll
+        for (int i = 0; i < KV; i++) {
+            kf[i] = kr[i * FL + lr];
+            qf[i] = qr[i * FL + lr];
+        }
+        const float bv = c1.y * vsm[t * ROWS + rr];
+        float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
+#pragma unroll
+        for (int o = FL / 2; o > 0; o >>= 1) {
+            sk += __shfl_xor_sync(0xffffffffu, sk, o);
+            sq += __shfl_xor_sync(0xffffffffu, sq, o);
+        }
+        const float delta = fmaf(c0.x, sk, bv);
+        const float y = fmaf(c0.y, sq, delta * c0.z);
+        const float dk = delta * c0.w, dec = c1.x;
+#pragma unroll
+        for (int i = 0; i < KV; i++) {
+            s[i].x = fmaf(dk, kf[i].x, dec * s[i].x);
+            s[i].y = fmaf(dk, kf[i].y, dec * s[i].y);
+            s[i].z = fmaf(dk, kf[i].z, dec * s[i].z);
+            s[i].w = fmaf(dk, kf[i].w, dec * s[i].w);
+        }
+        if (P.out && lr == (t & (FL - 1)))
+            st_elem(P.out, P.out_dtype, (int64_t)(oo + (unsigned)(t * Hv * D)), y);
+    }
+    {
+        float4 *dst = (float4 *)(tp + rr * D);
+#pragma unroll
+        for (int i = 0; i < KV; i++)
+            dst[i * FL + lr] = s[i];
+    }
+}
+
+/* 4 consecutive input elements as f32 (16-bit: one 8-byte load; f32: one 16-byte load). */
+template <int IN>
+__device__ __forceinline__ float4 ld4(const void *base, size_t off)
+{
+    if constexpr (IN == 0) {
+        return *(const float4 *)((const float *)base + off);
+    } else {
+        const uint2 u = *(const uint2 *)((const unsigned short *)base + off);
+        if constexpr (IN == 1)
+            return make_float4(__uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u),
+                               __uint_as_float(u.y << 16), __uint_as_float(u.y & 0xffff0000u));
+        else
+            return make_float4(__half2float(__ushort_as_half((unsigned short)(u.x & 0xffffu))),
+                               __half2float(__ushort_as_half((unsigned short)(u.x >> 16))),
+                               __half2float(__ushort_as_half((unsigned short)(u.y & 0xffffu))),
+                               __half2float(__ushort_as_half((unsigned short)(u.y >> 16))));
+    }
+}
+
+/* Decode (T = 1) without staging: every row's lanes load their slices of q and k, the row's v, g and
+ * beta themselves (no shared memory, no barrier) and reduce |q|^2, |k|^2, k.q, S.k and S.q together
+ * in one log2(FL)-round shuffle reduction; same decomposition and update as fast_kernel. */
+template <int D, int FL, int IN>
+__global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
+    static_assert(KV >= 1 && TILES >= 1, "fast1_kernel: bad D / FL");
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
+    const int tile = (int)(blockIdx.x % TILES), h = (int)(blockIdx.x / TILES), n = (int)blockIdx.y;
+    const int Hv = P.Hv;
+    const int rr = warp * RPW + lane / FL;
+    float *const tp = P.pool + (int64_t)n * P.ps[0] + (int64_t)h * P.ps[1] + tile * (ROWS * D);
+
+    if (P.early_trigger)
+        grid_dependency_trigger();
+    if (lane == 0)
+        prefetch_l2(tp + warp * (RPW * D), RPW * D * 4u);
+    grid_dependency_wait();
+
+    float4 s[KV], qf[KV], kf[KV];
+    {
+        const float4 *src = (const float4 *)(tp + rr * D);
+#pragma unroll
+        for (int i = 0; i < KV; i++)
+            s[i] = src[i * FL + lr];
+    }
+    const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
+    const size_t qo = ((size_t)n * P.Hk + hk) * D, go = (size_t)n * Hv + h;
+#pragma unroll
+    for (int i = 0; i < KV; i++) {
+        qf[i] = ld4<IN>(P.q, qo + 4 * (i * FL + lr));
+        kf[i] = ld4<IN>(P.k, qo + 4 * (i * FL + lr));
+    }
+    const int r = tile * ROWS + rr;
+    const float v = ld1<IN>(P.v, go * D + r);
+    float graw, be;
+    if (P.gate_dtype == GDN_DTYPE_F32) {
+        graw = ((const float *)P.g)[go];
+        be = ((const float *)P.beta)[go];
+    } else {
+        graw = cvt16(((const unsigned short *)P.g)[go], P.gate_dtype);
+        be = cvt16(((const unsigned short *)P.beta)[go], P.gate_dtype);
+    }
+    float qq = dot_row<KV>(qf, qf), kk = dot_row<KV>(kf, kf), kq = dot_row<KV>(kf, qf);
+    float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
+#pragma unroll
+    for (int o = FL / 2; o > 0; o >>= 1) {
+        qq += __shfl_xor_sync(0xffffffffu, qq, o);
+        kk += __shfl_xor_sync(0xffffffffu, kk, o);
+        kq += __shfl_xor_sync(0xffffffffu, kq, o);
+        sk += __shfl_xor_sync(0xffffffffu, sk, o);
+        sq += __shfl_xor_sync(0xffffffffu, sq, o);
+    }
+    float dec;
+    switch (P.gate) {
+    case GDN_GATE_LOG: dec = expf(graw); break;
+    case GDN_GATE_LINEAR: dec = graw; break;
+    case GDN_GATE_NEGLOG: dec = expf(-graw); break;
+    default:
+        dec = expf(-expf(P.A_log[h]) * softplus_f(graw + P.dt_bias[h]));
+        be = 1.0f / (1.0f + expf(-be));
+        break;
+    }
+    const float qsc = P.scale * (P.l2norm ? rsqrtf(qq + 1e-6f) : 1.0f);
+    const float ksc = P.l2norm ? rsqrtf(kk + 1e-6f) : 1.0f;
+    const float delta = be * (v - dec * (ksc * sk));
+    const float y = fmaf(dec, qsc * sq, delta * (kq * (qsc * ksc)));
+    const float dk = delta * ksc;
+#pragma unroll
+    for (int i = 0; i < KV; i++) {
+        s[i].x = fmaf(dk, kf[i].x, dec * s[i].x);
+        s[i].y = fmaf(dk, kf[i].y, dec * s[i].y);
+        s[i].z = fmaf(dk, kf[i].z, dec * s[i].z);
+        s[i].w = fmaf(dk, kf[i].w, dec * s[i].w);
+    }
+    if (P.out && lr == 0)
+        st_elem(P.out, P.out_dtype, (int64_t)(go * D + r), y);
+    float4 *dst = (float4 *)(tp + rr * D);
+#pragma unroll
+    for (int i = 0; i < KV; i++)
+        dst[i * FL + lr] = s[i];
+}
+
+/* Does the call qualify for the fast path (see the header comment)? */
+static bool fast_ok(const gdn_cuda_params *p)
+{
+    const int64_t D = p->Dk, T = p->T;
+    if (p->cu || p->read_slots || p->write_slots || p->cap_mode != GDN_CAPTURE_NONE || !p->pool || p->kv_layout ||
+        p->checked)
+        return false;
+    if (p->Dk != p->Dv || !(D == 32 || D == 64 || D == 128 || D == 256) || T < 1 || T > FAST_TMAX)
+        return false;
+    if (p->N != p->B || p->N < 1 || p->N > 65535 || p->num_slots < p->N)
+        return false;
+    if (p->dtype != GDN_DTYPE_F32 && p->dtype != GDN_DTYPE_BF16 && p->dtype != GDN_DTYPE_F16)
+        return false;
+    const int64_t Hk = p->Hk, Hv = p->Hv;
+    const int64_t sq[4] = {T * Hk * D, Hk * D, D, 1}, sv[4] = {T * Hv * D, Hv * D, D, 1}, sg[3] = {T * Hv, Hv, 1};
+    for (int i = 0; i < 4; i++)
+        if (p->qs[i] != sq[i] || p->ks[i] != sq[i] || p->vs[i] != sv[i] || (p->out && p->os[i] != sv[i]))
+            return false;
+    for (int i = 0; i < 3; i++)
+        if (p->gs[i] != sg[i] || p->bs[i] != sg[i])
+            return false;
+    if (p->ps[3] != 1 || p->ps[2] != D || p->ps[1] % 4 != 0 || p->ps[0] % 4 != 0 || p->ps[0] < 0 || p->ps[1] < 0)
+        return false;
+    if (((uintptr_t)p->q | (uintptr_t)p->k | (uintptr_t)p->pool) & 15u)
+        return false;
+    /* 32-bit token-row arithmetic inside size_t products: keep every input's element count < 2^40 */
+    if (p->N * T * Hv * D >= (INT64_C(1) << 40) || Hv * D * FAST_TMAX >= (INT64_C(1) << 31))
+        return false;
+    return true;
+}
+
+#endif
