@@ -17,6 +17,8 @@
  *    accepted tokens, continuing from it gives the same next output, and replay (the n tokens again from
  *    the pre-verify slot with y NULL) gives the same state; y in place of x.
  * 4. Errors: each invalid argument gets INVALID_ARGUMENT, a message naming it, and nothing is written.
+ * 5. bf16 outputs that are f32 denormals (the AVX-512 kernel's vcvtneps2bf16 would flush them): every ISA
+ *    rounds them like core/dtype.h.
  */
 #include <math.h>
 #include <stdio.h>
@@ -876,6 +878,54 @@ static void errors(void)
     gdn_context_destroy(ctx);
 }
 
+/* ---- 5. denormal bf16 outputs ------------------------------------------------------------------ */
+
+static void denormal_outputs(void)
+{
+    enum { DC = 40, DW = 4 };
+    static uint16_t x[DC], y[DC];
+    static float w[DC * DW], bias[DC];
+    memset(x, 0, sizeof x);
+    memset(w, 0, sizeof w);
+    for (int c = 0; c < DC; c++) /* z = bias: denormals (and a few normal and zero lanes) */
+        bias[c] = c % 7 == 3 ? 0.25f * (float)c : c % 11 == 5 ? 0.0f : (c % 2 ? -1.0f : 1.0f) * 1.3e-39f * (float)(c + 1);
+    const gdn_isa isas[] = {GDN_ISA_SCALAR, GDN_ISA_AVX2, GDN_ISA_AVX512};
+    for (int act = 0; act < 2; act++)
+        for (int k = 0; k < 3; k++) {
+            if (!gdn_cpu_supports(isas[k]))
+                continue;
+            gdn_context *ctx = make_ctx(isas[k], 1);
+            gdn_conv_problem pr;
+            memset(&pr, 0, sizeof pr);
+            pr.channels = DC;
+            pr.width = DW;
+            pr.activation = act ? GDN_CONV_NONE : GDN_CONV_SILU;
+            pr.dtype = GDN_DTYPE_BF16;
+            gdn_batch ba;
+            memset(&ba, 0, sizeof ba);
+            ba.batch_size = 1;
+            ba.seq_len = 1;
+            gdn_conv_tensors te;
+            memset(&te, 0, sizeof te);
+            const int64_t sx[3] = {1, 1, DC}, sw[2] = {DC, DW};
+            te.x = gdn_tensor_contiguous(x, 3, sx);
+            te.weight = gdn_tensor_contiguous(w, 2, sw);
+            te.bias = bias;
+            te.y = gdn_tensor_contiguous(y, 3, sx);
+            memset(y, 0xA5, sizeof y);
+            CHECK(gdn_conv1d_forward(ctx, &pr, &ba, &te) == GDN_STATUS_SUCCESS, "denormals [%s]: %s",
+                  gdn_isa_name(isas[k]), gdn_last_error(ctx));
+            int ok = 1;
+            for (int c = 0; c < DC; c++) {
+                const float z = bias[c], want = act ? z : z / (1.0f + expf(-z));
+                ok &= y[c] == gdn_f32_to_bf16(want);
+            }
+            CHECK(ok, "denormals [%s %s]: bf16 outputs differ from core/dtype.h rounding", gdn_isa_name(isas[k]),
+                  act ? "none" : "silu");
+            gdn_context_destroy(ctx);
+        }
+}
+
 int main(void)
 {
     reference_and_threads();
@@ -884,6 +934,7 @@ int main(void)
         if (gdn_cpu_supports(isas[k]))
             invariants(isas[k]);
     errors();
+    denormal_outputs();
     printf("%s: %d checks, %d failures\n", failures ? "FAILED" : "passed", checks, failures);
     return failures ? 1 : 0;
 }

@@ -7,14 +7,25 @@
  * instruction sequence whatever its block: results do not depend on the thread count or the blocking.
  *
  * Per item, the weights of the block are transposed once into rows [W][ld] (ld = the block rounded up to
- * 16 floats, padding zero). Per sequence, a buffer of rows [K + TB][ld] (K = W-1) holds the K inputs before
- * the current block of up to TB tokens (first the read slot's conv state, transposed from [C][K]; zeros
- * for a negative read slot or no pool), then the block's inputs converted to f32. The kernel turns the
- * buffer into TB output rows, which are stored in y's dtype; the conv state after token j is rows
- * j+1 .. j+K of the buffer (written, transposed, to the capture destination); the last K rows move to
- * the front for the next block; after the last block the front K rows are the final state. Every input of
- * a block is loaded before any output of it is stored, and the state is read before anything of the
- * sequence is written: y may be x itself, and captures may go to the sequence's own read slot.
+ * 16 floats, padding zero; AVX-512: lane permutes when the weight is contiguous [C][W]).
+ *
+ * Fused path (AVX-512, f32 or bf16 x/y of channel stride 1, no capture): per sequence the read slot's
+ * conv state is transposed into K window rows [K][ld] (zeros for a negative read slot or no pool); the
+ * kernel then reads x rows and writes y rows directly, in blocks of CONV_FUSED_TB tokens (the rows of a
+ * block touch few pages; the next block's lines are prefetched), each column of 16 channels keeping its
+ * window in registers and leaving the last K inputs in the window rows for the next block; after the
+ * last block the window rows are the final state. Replay (no y) only copies the last K inputs.
+ *
+ * Buffered path (everything else: captures, f16, strided channels, scalar and AVX2): a buffer of rows
+ * [K + TB][ld] (K = W-1) holds the K inputs before the current block of up to TB tokens (first the read
+ * slot's conv state), then the block's inputs converted to f32. The kernel turns the buffer into TB
+ * output rows, which are stored in y's dtype; the conv state after token j is rows j+1 .. j+K of the
+ * buffer (written, transposed, to the capture destination); the last K rows move to the front for the
+ * next block; after the last block the front K rows are the final state.
+ *
+ * Both paths compute every lane with the same arithmetic (bitwise equal results), read every input of a
+ * lane before its output is stored, and read the state before anything of the sequence is written: y may
+ * be x itself, and captures may go to the sequence's own read slot.
  */
 #include <math.h>
 #include <string.h>
@@ -25,6 +36,7 @@
 
 #define CONV_MAX_BLOCK 256 /* channels per item at most */
 #define CONV_MAX_TB 64     /* tokens per buffered block at most */
+#define CONV_FUSED_TB 32   /* tokens per block of the fused kernel */
 
 void gdn_conv1d_f32__scalar(const gdn_conv1d_args *a)
 {
@@ -117,6 +129,9 @@ typedef struct conv_job {
     int64_t group;   /* sequences per group */
     int tb;          /* tokens per buffered block */
     int avx512;      /* the AVX-512 state transposes and bf16 rows */
+    int fused;       /* the fused AVX-512 kernel (f32/bf16 rows of channel stride 1) for sequences without capture */
+    int ftb;         /* tokens per block of the fused kernel */
+    int bf16_hw;     /* the CPU has AVX512_BF16 (the context has the bf16 chunk kernel exactly then) */
 } conv_job;
 
 static void load_x(const conv_job *jb, int64_t base, int n, float *dst)
@@ -143,6 +158,78 @@ static void store_y(const conv_job *jb, int64_t base, int n, const float *src)
     gdn_cpu_store_row(jb->ctx, &p->y, p->dtype, base, p->y.st[2], n, src);
 }
 
+/* The read slot's state of sequence n (zeros without one) into rows [K][ld]; padding lanes zero. */
+static void read_state(const conv_job *jb, int64_t rs, int c0, int cb, int64_t ld, float *rows)
+{
+    const gdn_conv_plan *p = jb->p;
+    const int K = p->K;
+    if (rs >= 0) {
+        state_to_rows(jb->avx512, (const float *)p->pool.data + rs * p->pool.st[0] + c0 * p->pool.st[1], p->pool.st[1],
+                      p->pool.st[2], cb, K, rows, ld);
+        if (cb < ld)
+            for (int j = 0; j < K; j++)
+                memset(rows + j * ld + cb, 0, sizeof(float) * (size_t)(ld - cb));
+    } else {
+        memset(rows, 0, sizeof(float) * (size_t)(K * ld));
+    }
+}
+
+/* A sequence without capture on the fused kernel: the state into K window rows, the tokens in blocks of
+ * ftb straight from x to y (the window carried in the rows), the rows to the write slot. Replay (no y):
+ * only the last K inputs are copied into the window. */
+static void run_sequence_fused(const conv_job *jb, int64_t n, int c0, int cb, int64_t ld, const float *wt,
+                               const float *bias, float *win)
+{
+#ifdef GDN_HAVE_X86
+    const gdn_conv_plan *p = jb->p;
+    const gdn_plan *s = &p->seq;
+    const int K = p->K;
+    int64_t b, t0, t1;
+    gdn_plan_seq(s, n, &b, &t0, &t1);
+    const int64_t rs = gdn_plan_read_slot(s, n), ws = gdn_plan_write_slot(s, n);
+    if (t1 == t0 && rs == ws)
+        return;
+    if (p->has_y) {
+        read_state(jb, rs, c0, cb, ld, win);
+        const size_t es = gdn_dtype_size(p->dtype);
+        for (int64_t tb = t0; tb < t1; tb += jb->ftb) {
+            const int nt = (int)(t1 - tb < jb->ftb ? t1 - tb : jb->ftb);
+            const gdn_conv1d_rows_args a = {nt,
+                                            p->W,
+                                            p->act == GDN_CONV_SILU,
+                                            p->dtype == GDN_DTYPE_BF16,
+                                            jb->bf16_hw,
+                                            t1 - tb >= 2 * (int64_t)jb->ftb ? jb->ftb : 0,
+                                            cb,
+                                            (const char *)p->x.data + (b * p->x.st[0] + tb * p->x.st[1] + c0) * (int64_t)es,
+                                            p->x.st[1],
+                                            (char *)p->y.data + (b * p->y.st[0] + tb * p->y.st[1] + c0) * (int64_t)es,
+                                            p->y.st[1],
+                                            win,
+                                            ld,
+                                            wt,
+                                            bias};
+            gdn_conv1d_rows__avx512(&a);
+        }
+    } else {
+        /* replay: the window is the last K inputs (the state's last ones in front for short sequences) */
+        const int64_t len = t1 - t0;
+        if (len < K) {
+            read_state(jb, rs, c0, cb, ld, win);
+            memmove(win, win + len * ld, sizeof(float) * (size_t)((K - len) * ld));
+        }
+        const int64_t first = len < K ? t0 : t1 - K;
+        for (int64_t t = first; t < t1; t++)
+            load_x(jb, b * p->x.st[0] + t * p->x.st[1] + c0, cb, win + (K - (t1 - t)) * ld);
+    }
+    if (ws >= 0)
+        rows_to_state(jb->avx512, win, ld, cb, K, (float *)p->pool.data + ws * p->pool.st[0] + c0 * p->pool.st[1],
+                      p->pool.st[1], p->pool.st[2]);
+#else
+    (void)jb, (void)n, (void)c0, (void)cb, (void)ld, (void)wt, (void)bias, (void)win;
+#endif
+}
+
 static void run_sequence(const conv_job *jb, int64_t n, int c0, int cb, int64_t ld, const float *wt, const float *bias,
                          float *buf, float *out)
 {
@@ -155,11 +242,7 @@ static void run_sequence(const conv_job *jb, int64_t n, int c0, int cb, int64_t 
     if (t1 == t0 && rs == ws)
         return; /* nothing to do: no tokens, state stays */
 
-    if (rs >= 0)
-        state_to_rows(jb->avx512, (const float *)p->pool.data + rs * p->pool.st[0] + c0 * p->pool.st[1], p->pool.st[1],
-                      p->pool.st[2], cb, K, buf, ld);
-    else
-        memset(buf, 0, sizeof(float) * (size_t)(K * ld));
+    read_state(jb, rs, c0, cb, ld, buf);
 
     /* no output and no capture (replay): only the last K inputs matter */
     const int64_t first = !p->has_y && s->cap_mode == GDN_CAPTURE_NONE && t1 - t0 > K ? t1 - K : t0;
@@ -207,16 +290,29 @@ static void run_item(void *arg, int64_t item, int thread)
     float *wt = scr, *bias = wt + W * ld, *buf = bias + ld, *out = buf + (K + jb->tb) * ld;
 
     /* weights [C][W] (strided) -> rows [W][ld]; bias -> one row; padding lanes zero */
-    memset(scr, 0, sizeof(float) * (size_t)((W + 1 + K + jb->tb) * ld));
-    for (int i = 0; i < cb; i++)
-        for (int j = 0; j < W; j++)
-            wt[j * ld + i] = ((const float *)p->weight.data)[(int64_t)(c0 + i) * p->weight.st[0] + j * p->weight.st[1]];
+    const float *wsrc = (const float *)p->weight.data + (int64_t)c0 * p->weight.st[0];
+    state_to_rows(jb->avx512, wsrc, p->weight.st[0], p->weight.st[1], cb, W, wt, ld);
     if (p->bias)
         memcpy(bias, p->bias + c0, sizeof(float) * (size_t)cb);
+    else
+        memset(bias, 0, sizeof(float) * (size_t)cb);
+    if (cb < ld)
+        for (int j = 0; j <= W; j++)
+            memset(wt + j * ld + cb, 0, sizeof(float) * (size_t)(ld - cb));
 
     const int64_t n0 = g * jb->group, n1 = n0 + jb->group < p->seq.N ? n0 + jb->group : p->seq.N;
-    for (int64_t n = n0; n < n1; n++)
+    int cleared = 0;
+    for (int64_t n = n0; n < n1; n++) {
+        if (jb->fused && p->seq.cap_mode == GDN_CAPTURE_NONE) {
+            run_sequence_fused(jb, n, c0, cb, ld, wt, bias, buf);
+            continue;
+        }
+        if (!cleared) { /* the buffered kernel computes every lane of its rows: padding defined */
+            memset(buf, 0, sizeof(float) * (size_t)((K + 2 * jb->tb) * ld));
+            cleared = 1;
+        }
         run_sequence(jb, n, c0, cb, ld, wt, bias, buf, out);
+    }
 }
 
 void gdn_cpu_conv1d_forward(gdn_context *ctx, const gdn_conv_plan *p)
@@ -242,6 +338,10 @@ void gdn_cpu_conv1d_forward(gdn_context *ctx, const gdn_conv_plan *p)
     if (tb < 1)
         tb = 1;
 
-    conv_job jb = {ctx, p, gdn_cpu_conv1d_kernel(ctx, NULL), block, cblocks, group, (int)tb, ctx->isa == GDN_ISA_AVX512};
+    const int avx512 = ctx->isa == GDN_ISA_AVX512;
+    const int fused = avx512 && (p->dtype == GDN_DTYPE_F32 || p->dtype == GDN_DTYPE_BF16) && p->x.st[2] == 1 &&
+                      (!p->has_y || p->y.st[2] == 1);
+    conv_job jb = {ctx, p, gdn_cpu_conv1d_kernel(ctx, NULL), block, cblocks, group, (int)tb, avx512, fused, CONV_FUSED_TB,
+                   avx512 && ctx->chunk_bf16 != NULL};
     gdn_threadpool_run(ctx->pool, cblocks * ngroups, run_item, &jb);
 }

@@ -37,7 +37,33 @@ void gdn_conv1d_f32__scalar(const gdn_conv1d_args *a);
 void gdn_conv1d_f32__avx2(const gdn_conv1d_args *a);
 void gdn_conv1d_f32__avx512(const gdn_conv1d_args *a);
 
-/* AVX-512 helpers: conv state [cb][K] contiguous (K <= 7) <-> rows [K][ld]; bf16 rows <-> f32 (as
+/* The fused AVX-512 kernel: cb channels (any count; the last column masked) of n_tokens tokens read
+ * straight from x rows (f32 or bf16, channel stride 1) and written straight to y rows (NULL: not
+ * called), the same arithmetic per lane as the kernels above. win holds K = width-1 rows [K][ld]: on
+ * entry the K inputs before the first token, on return the last K inputs (the carry to the next block
+ * of tokens, or the conv state). w is [width][ld], bias one row. Each lane's inputs are read before its
+ * output is written (y may be x). */
+typedef struct gdn_conv1d_rows_args {
+    int n_tokens;
+    int width;
+    int silu;
+    int bf16;
+    int bf16_hw; /* the CPU has AVX512_BF16: vcvtneps2bf16 (same results) */
+    int prefetch; /* > 0: prefetch the rows this many tokens ahead (the next block of tokens) */
+    int cb;
+    const void *x; /* at the first token's first channel */
+    int64_t x_ld;  /* elements between tokens */
+    void *y;
+    int64_t y_ld;
+    float *win;
+    int64_t ld;
+    const float *w;
+    const float *bias;
+} gdn_conv1d_rows_args;
+
+void gdn_conv1d_rows__avx512(const gdn_conv1d_rows_args *a);
+
+/* AVX-512 helpers: [cb][K] contiguous (K <= 8: conv states, and weights with K = W) <-> rows [K][ld]; bf16 rows <-> f32 (as
  * core/dtype.h converts). Exact, the same values as the portable loops. */
 void gdn_conv1d_state_in__avx512(const float *src, int cb, int K, float *rows, int64_t ld);
 void gdn_conv1d_state_out__avx512(const float *rows, int64_t ld, int cb, int K, float *dst);
