@@ -18,13 +18,23 @@
  *      message; bad contents of the device index arrays (cu_seqlens, slots, capture slots, slot
  *      conflicts, a short slot table) make gdn_forward write nothing, and gdn_context_synchronize
  *      returns INVALID_ARGUMENT with the CPU validator's message; a later valid call runs;
- *   6. context errors: a negative device, a device past the last, the chunked algorithm.
- * Usage: test_cuda [quick|sanitize] (quick: without the suite; sanitize: a short run for
- * compute-sanitizer: parts 4-6, 40 matrix cases, the fixed cases).
+ *   6. context errors: a negative device, a device past the last, the chunked algorithm;
+ *   7. the convolution (gdn_conv1d_forward) against the CPU backend on host copies of the same buffers:
+ *      widths 2..8, f32/bf16/f16, silu/none, bias or not, dense and packed varlen (int32/int64 offsets;
+ *      empty, 1-token, short and long sequences), pools none/in place/moved/negative slots, dense and
+ *      slot captures (by position, by row stride, into the pool, the last state into the write slot),
+ *      y NULL, y = x, strided x/y/weight/state views, 70000 sequences; y within the CPU test's
+ *      tolerances of the CPU's, pools and captures bitwise, untouched bytes unchanged; bad index arrays
+ *      reported by gdn_context_synchronize with the CPU's message and nothing written; then (full runs)
+ *      timings of the Qwen3.6 conv shapes.
+ * Usage: test_cuda [quick|sanitize|conv-time] (quick: without the suite; sanitize: a short run for
+ * compute-sanitizer: parts 4-6, 40 matrix cases, the fixed cases, the small conv cases; conv-time: the
+ * conv timings only).
  * GDN_TEST_CUDA_ON_CPU=1 runs parts 1-3 on the CPU backend instead (to check the harness without
  * a GPU).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -631,9 +641,670 @@ static void run_contexts(void)
     EXPECT(gdn_context_synchronize(NULL) == GDN_STATUS_INVALID_ARGUMENT, "synchronize(NULL)");
 }
 
+/* --- 7. the convolution (gdn_conv1d_forward) against the CPU backend ------------------------------ */
+
+/* Device buffers (host memory when the parts run on the CPU backend: GDN_TEST_CUDA_ON_CPU=1). */
+static void *dev_alloc(size_t bytes)
+{
+    return g_backend == GDN_BACKEND_CUDA ? gdn_cuda_malloc(bytes) : malloc(bytes ? bytes : 1);
+}
+
+static void dev_free(void *p)
+{
+    if (g_backend == GDN_BACKEND_CUDA)
+        gdn_cuda_free(p);
+    else
+        free(p);
+}
+
+static int dev_copy(void *dst, const void *src, size_t bytes)
+{
+    if (!bytes)
+        return 0;
+    if (g_backend == GDN_BACKEND_CUDA)
+        return gdn_cuda_memcpy(dst, src, bytes);
+    memcpy(dst, src, bytes);
+    return 0;
+}
+
+/* A device copy of a host buffer (NULL stays NULL). */
+static void *dev_dup(const void *h, size_t bytes)
+{
+    if (!h)
+        return NULL;
+    void *d = dev_alloc(bytes);
+    if (d && dev_copy(d, h, bytes)) {
+        dev_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+enum { CP_NONE, CP_INPLACE, CP_MOVE, CP_NEGATIVE };
+enum { CC_NONE, CC_DENSE, CC_SLOTS, CC_SLOTS_STRIDE, CC_IN_POOL, CC_IN_POOL_LAST };
+
+typedef struct conv_case {
+    int C, W, silu, bias;
+    gdn_dtype dtype;
+    int64_t B, T;  /* dense (nseq == 0) */
+    int nseq;      /* packed: nseq sequences of lens[] */
+    int64_t lens[8];
+    int idx64;
+    int pool, cap, no_y, y_is_x;
+    int strided; /* 1: padded x/y rows and weight stored [W][C]; 2: states stored [slot][W-1][C] */
+    int bad;     /* errors: 1 read slot past the pool, 2 two sequences write one slot, 3 cu decreasing */
+} conv_case;
+
+static double conv_worst[3];
+static int conv_ran, conv_failed;
+
+static void conv_describe(const conv_case *c, char *s, size_t n)
+{
+    static const char *pools[] = {"none", "inplace", "move", "negative"};
+    static const char *caps[] = {"none", "dense", "slots", "slots-stride", "in-pool", "in-pool-last"};
+    int u = snprintf(s, n, "C=%d W=%d %s %s%s ", c->C, c->W, c->dtype == GDN_DTYPE_F32 ? "f32" : c->dtype == GDN_DTYPE_BF16 ? "bf16" : "f16",
+                     c->silu ? "silu" : "none", c->bias ? " bias" : "");
+    if (c->nseq) {
+        u += snprintf(s + u, n - (size_t)u, "packed%s[", c->idx64 ? "64" : "32");
+        for (int i = 0; i < c->nseq && u < (int)n; i++)
+            u += snprintf(s + u, n - (size_t)u, i ? ",%lld" : "%lld", (long long)c->lens[i]);
+        u += snprintf(s + u, n - (size_t)u, "]");
+    } else {
+        u += snprintf(s + u, n - (size_t)u, "B=%lld T=%lld", (long long)c->B, (long long)c->T);
+    }
+    if (u < (int)n)
+        snprintf(s + u, n - (size_t)u, " pool=%s cap=%s%s%s strided=%d", pools[c->pool], caps[c->cap],
+                 c->no_y ? " y=NULL" : "", c->y_is_x ? " y=x" : "", c->strided);
+}
+
+static float conv_urand(gdn_rng *r, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)gdn_rng_uniform(r);
+}
+
+static void conv_store(void *base, gdn_dtype t, int64_t i, float v)
+{
+    if (t == GDN_DTYPE_F32) {
+        ((float *)base)[i] = v;
+    } else if (t == GDN_DTYPE_BF16) { /* truncation is fine for inputs */
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        ((uint16_t *)base)[i] = (uint16_t)(u >> 16);
+    } else { /* f16 of a value in (-2, 2): sign, exponent, 10 bits */
+        const float a = v < 0 ? -v : v;
+        uint16_t h = 0;
+        if (a >= 6.103515625e-05f) {
+            int e = 0;
+            float m = a;
+            while (m >= 2.0f) { m *= 0.5f; e++; }
+            while (m < 1.0f) { m *= 2.0f; e--; }
+            h = (uint16_t)(((e + 15) << 10) | (int)((m - 1.0f) * 1024.0f));
+        }
+        ((uint16_t *)base)[i] = (uint16_t)(h | (v < 0 ? 0x8000u : 0u));
+    }
+}
+
+static double conv_load(const void *base, gdn_dtype t, int64_t i)
+{
+    if (t == GDN_DTYPE_F32)
+        return ((const float *)base)[i];
+    const uint16_t h = ((const uint16_t *)base)[i];
+    if (t == GDN_DTYPE_BF16) {
+        const uint32_t u = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    const int e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 0 ? m * 5.9604644775390625e-8 : (1.0 + m / 1024.0) * (double)(1u << e) / 32768.0;
+    if (e == 31)
+        v = 1e300;
+    return (h & 0x8000) ? -v : v;
+}
+
+#define CONV_SENT 0xA5
+
+/* Runs the case on the CPU context (host buffers) and the device context (device copies of the same
+ * buffers); compares y (relative RMS, the CPU's tolerances), the pool and the captures (bitwise: copies
+ * of the inputs) and every byte outside the views. With c->bad, the device call must be accepted, then
+ * reported by gdn_context_synchronize with the CPU's message, and write nothing. */
+static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, uint64_t seed)
+{
+    char name[300];
+    conv_case fixed = *cin;
+    const conv_case *c = &fixed;
+    if (fixed.pool == CP_NONE && (fixed.cap == CC_IN_POOL || fixed.cap == CC_IN_POOL_LAST))
+        fixed.cap = CC_SLOTS;
+    if (fixed.no_y)
+        fixed.y_is_x = 0;
+    conv_describe(c, name, sizeof name);
+    gdn_rng r;
+    gdn_rng_seed(&r, seed);
+    const int C = c->C, W = c->W, K = W - 1, packed = c->nseq > 0;
+    const int64_t N = packed ? c->nseq : c->B, Bv = packed ? 1 : c->B;
+    int64_t Tv = c->T, maxlen = c->T;
+    int64_t cu[9] = {0};
+    int32_t cu32[9] = {0};
+    if (packed) {
+        Tv = maxlen = 0;
+        for (int i = 0; i < c->nseq; i++) {
+            Tv += c->lens[i];
+            cu[i + 1] = Tv;
+            maxlen = c->lens[i] > maxlen ? c->lens[i] : maxlen;
+        }
+        for (int i = 0; i <= c->nseq; i++)
+            cu32[i] = (int32_t)cu[i];
+    }
+    const int64_t ntok = Bv * Tv;
+    const size_t es = c->dtype == GDN_DTYPE_F32 ? 4 : 2;
+    const int64_t xp = c->strided == 1 ? C + 5 : C;
+    const size_t x_bytes = (size_t)(ntok * xp) * es + 16;
+    unsigned char *x = (unsigned char *)malloc(x_bytes), *x0 = (unsigned char *)malloc(x_bytes);
+    memset(x, CONV_SENT, x_bytes);
+    for (int64_t i = 0; i < ntok * xp; i++)
+        conv_store(x, c->dtype, i, conv_urand(&r, -1.5f, 1.5f));
+    memcpy(x0, x, x_bytes);
+    float *w = (float *)malloc(sizeof(float) * (size_t)(C * W)), *bias = (float *)malloc(sizeof(float) * (size_t)C);
+    for (int64_t i = 0; i < (int64_t)C * W; i++)
+        w[i] = conv_urand(&r, -0.6f, 0.6f);
+    for (int i = 0; i < C; i++)
+        bias[i] = conv_urand(&r, -0.3f, 0.3f);
+
+    gdn_conv_problem pr;
+    memset(&pr, 0, sizeof pr);
+    pr.channels = C;
+    pr.width = W;
+    pr.activation = c->silu ? GDN_CONV_SILU : GDN_CONV_NONE;
+    pr.dtype = c->dtype;
+    gdn_batch ba;
+    memset(&ba, 0, sizeof ba);
+    ba.batch_size = Bv;
+    ba.seq_len = Tv;
+    if (packed) {
+        ba.num_seqs = c->nseq;
+        ba.cu_seqlens = c->idx64 ? (const void *)cu : (const void *)cu32;
+        ba.cu_seqlens_type = c->idx64 ? GDN_INDEX_I64 : GDN_INDEX_I32;
+    }
+    gdn_conv_tensors te;
+    memset(&te, 0, sizeof te);
+    const int64_t sx[3] = {Bv, Tv, C}, sw[2] = {C, W};
+    te.x = gdn_tensor_contiguous(x, 3, sx);
+    te.weight = gdn_tensor_contiguous(w, 2, sw);
+    if (c->strided == 1) {
+        te.x.strides[0] = Tv * xp;
+        te.x.strides[1] = xp;
+        te.x.strides[2] = 1;
+        te.weight.strides[0] = 1;
+        te.weight.strides[1] = C;
+    }
+    te.bias = c->bias ? bias : NULL;
+    unsigned char *y = (unsigned char *)malloc(x_bytes);
+    memset(y, CONV_SENT, x_bytes);
+    if (!c->no_y) {
+        te.y = te.x;
+        te.y.data = c->y_is_x ? (void *)x : (void *)y;
+    }
+
+    const int in_pool = c->cap == CC_IN_POOL || c->cap == CC_IN_POOL_LAST;
+    const int64_t nslots = 2 * N + (in_pool ? ntok : 0) + 1;
+    const size_t pool_n = (size_t)(nslots * C * K);
+    float *pool = (float *)malloc(sizeof(float) * pool_n), *pool0 = (float *)malloc(sizeof(float) * pool_n);
+    for (size_t i = 0; i < pool_n; i++)
+        pool0[i] = pool[i] = conv_urand(&r, -1.5f, 1.5f);
+    int32_t *rsl = (int32_t *)malloc(sizeof(int32_t) * (size_t)N), *wsl = (int32_t *)malloc(sizeof(int32_t) * (size_t)N);
+    if (c->pool != CP_NONE) {
+        const int64_t sp[3] = {nslots, C, K};
+        te.state.pool = gdn_tensor_contiguous(pool, 3, sp);
+        if (c->strided == 2) {
+            te.state.pool.strides[0] = C * K;
+            te.state.pool.strides[1] = 1;
+            te.state.pool.strides[2] = C;
+        }
+        for (int64_t n = 0; n < N; n++) {
+            rsl[n] = (int32_t)n;
+            wsl[n] = (int32_t)(c->pool == CP_MOVE ? N + n : n);
+        }
+        if (c->pool == CP_NEGATIVE) {
+            rsl[0] = -1;
+            wsl[N - 1] = -1;
+        }
+        if (c->pool != CP_INPLACE || c->bad == 1 || c->bad == 2) {
+            te.state.read_slots = rsl;
+            te.state.write_slots = wsl;
+        }
+        if (c->bad == 1)
+            rsl[N - 1] = (int32_t)nslots; /* past the pool */
+        if (c->bad == 2 && N > 1)
+            wsl[1] = wsl[0]; /* two sequences write one slot */
+    }
+
+    float *cap = NULL;
+    size_t cap_n = 0;
+    int64_t cap_slots = 0;
+    int32_t *tab = NULL;
+    size_t tab_n = 0;
+    const int64_t stride = maxlen + 2;
+    if (c->cap == CC_DENSE) {
+        cap_n = (size_t)(ntok * C * K);
+        const int64_t sc[4] = {Bv, Tv, C, K};
+        te.capture.states = gdn_tensor_contiguous(NULL, 4, sc);
+        if (c->strided == 2) {
+            te.capture.states.strides[0] = Tv * K * C;
+            te.capture.states.strides[1] = K * C;
+            te.capture.states.strides[2] = 1;
+            te.capture.states.strides[3] = C;
+        }
+    } else if (c->cap == CC_SLOTS || c->cap == CC_SLOTS_STRIDE) {
+        cap_slots = (c->cap == CC_SLOTS ? ntok : N * stride) + 1;
+        cap_n = (size_t)(cap_slots * C * K);
+    }
+    if (cap_n) {
+        cap = (float *)malloc(sizeof(float) * cap_n);
+        memset(cap, CONV_SENT, sizeof(float) * cap_n);
+    }
+    if (c->cap != CC_NONE && c->cap != CC_DENSE) {
+        tab_n = (size_t)(c->cap == CC_SLOTS_STRIDE ? N * stride : ntok) + 1;
+        tab = (int32_t *)malloc(sizeof(int32_t) * tab_n);
+        for (size_t i = 0; i < tab_n; i++)
+            tab[i] = -7;
+        for (int64_t n = 0; n < N; n++) {
+            const int64_t b = packed ? 0 : n, t0 = packed ? cu[n] : 0, len = packed ? c->lens[n] : c->T;
+            for (int64_t j = 0; j < len; j++) {
+                const int64_t pos = b * Tv + t0 + j, idx = c->cap == CC_SLOTS_STRIDE ? n * stride + j : pos;
+                int32_t s = c->cap == CC_SLOTS ? (int32_t)(pos + 1)
+                            : c->cap == CC_SLOTS_STRIDE ? (int32_t)(cap_slots - 1 - idx) : (int32_t)(2 * N + pos);
+                if ((pos + j) % 3 == 2)
+                    s = -1;
+                if (c->cap == CC_IN_POOL_LAST && j == len - 1) {
+                    const int32_t ws = te.state.write_slots ? wsl[n] : (int32_t)n;
+                    if (ws >= 0)
+                        s = ws;
+                }
+                tab[idx] = s;
+            }
+        }
+        te.capture.mode = GDN_CAPTURE_SLOTS;
+        te.capture.slots = tab;
+        te.capture.slots_stride = c->cap == CC_SLOTS_STRIDE ? stride : 0;
+        if (in_pool) {
+            te.capture.states = te.state.pool;
+        } else {
+            const int64_t sc[3] = {cap_slots, C, K};
+            te.capture.states = gdn_tensor_contiguous(cap, 3, sc);
+            if (c->strided == 2) {
+                te.capture.states.strides[0] = C * K;
+                te.capture.states.strides[1] = 1;
+                te.capture.states.strides[2] = C;
+            }
+        }
+    } else if (c->cap == CC_DENSE) {
+        te.capture.mode = GDN_CAPTURE_DENSE;
+        te.capture.states.data = cap;
+    }
+
+    if (c->bad == 3 /* after the slot table, which reads cu */ && packed && c->nseq > 1) {
+        cu[2] = cu[1] - 1;
+        cu32[2] = cu32[1] - 1;
+    }
+
+    /* the device copies (before the CPU runs: it may work in place) */
+    const size_t cu_bytes = (size_t)(c->nseq + 1) * (c->idx64 ? 8 : 4);
+    unsigned char *dx = (unsigned char *)dev_dup(x, x_bytes), *dy = (unsigned char *)dev_dup(y, x_bytes);
+    float *dw = (float *)dev_dup(w, sizeof(float) * (size_t)(C * W)), *db = (float *)dev_dup(bias, sizeof(float) * (size_t)C);
+    float *dpool = (float *)dev_dup(pool, sizeof(float) * pool_n), *dcap = cap ? (float *)dev_dup(cap, sizeof(float) * cap_n) : NULL;
+    void *dcu = packed ? dev_dup(ba.cu_seqlens, cu_bytes) : NULL;
+    int32_t *drs = (int32_t *)dev_dup(rsl, sizeof(int32_t) * (size_t)N), *dws = (int32_t *)dev_dup(wsl, sizeof(int32_t) * (size_t)N);
+    int32_t *dtab = tab ? (int32_t *)dev_dup(tab, sizeof(int32_t) * tab_n) : NULL;
+    gdn_conv_tensors td = te;
+    gdn_batch bd = ba;
+    td.x.data = dx;
+    td.weight.data = dw;
+    td.bias = te.bias ? db : NULL;
+    if (!c->no_y)
+        td.y.data = c->y_is_x ? (void *)dx : (void *)dy;
+    if (te.state.pool.data)
+        td.state.pool.data = dpool;
+    td.state.read_slots = te.state.read_slots ? drs : NULL;
+    td.state.write_slots = te.state.write_slots ? dws : NULL;
+    if (te.capture.mode != GDN_CAPTURE_NONE)
+        td.capture.states.data = in_pool ? (void *)dpool : (void *)dcap;
+    td.capture.slots = tab ? dtab : NULL;
+    bd.cu_seqlens = dcu;
+    conv_ran++;
+    if (!dx || !dy || !dw || !db || !dpool || (cap && !dcap) || (packed && !dcu) || !drs || !dws || (tab && !dtab)) {
+        EXPECT(0, "conv %s: device allocation failed", name);
+        conv_failed++;
+        goto done;
+    }
+
+    {
+        const gdn_status cs = gdn_conv1d_forward(cpu, &pr, &ba, &te);
+        char cpu_msg[600];
+        snprintf(cpu_msg, sizeof cpu_msg, "%s", gdn_last_error(cpu));
+        const gdn_status gs = gdn_conv1d_forward(gpu, &pr, &bd, &td);
+        char gpu_msg[600];
+        snprintf(gpu_msg, sizeof gpu_msg, "%s", gdn_last_error(gpu));
+        const gdn_status ss = gdn_context_synchronize(gpu);
+        const int before = g_failed;
+        if (c->bad) {
+            EXPECT(cs == GDN_STATUS_INVALID_ARGUMENT, "conv %s: the CPU accepts bad case %d (test bug)", name, c->bad);
+            EXPECT(gs == GDN_STATUS_SUCCESS, "conv %s: returned %s (%s); contents are checked on the device", name,
+                   gdn_status_string(gs), gpu_msg);
+            /* a conflict may be found from either sequence's side: the kind of message then */
+            const char *want = c->bad == 2 ? "is also written by sequence" : cpu_msg;
+            EXPECT(ss == GDN_STATUS_INVALID_ARGUMENT &&
+                       (c->bad == 2 ? strstr(gdn_last_error(gpu), want) != NULL
+                                    : strncmp(gdn_last_error(gpu), want, strlen(want)) == 0),
+                   "conv %s: synchronize %s \"%s\", the CPU says \"%s\"", name, gdn_status_string(ss),
+                   gdn_last_error(gpu), cpu_msg);
+            EXPECT(gdn_context_synchronize(gpu) == GDN_STATUS_SUCCESS, "conv %s: error not cleared", name);
+        } else {
+            EXPECT(cs == GDN_STATUS_SUCCESS, "conv %s: CPU %s: %s", name, gdn_status_string(cs), cpu_msg);
+            EXPECT(gs == GDN_STATUS_SUCCESS && ss == GDN_STATUS_SUCCESS, "conv %s: device %s / synchronize %s: %s %s",
+                   name, gdn_status_string(gs), gdn_status_string(ss), gpu_msg, gdn_last_error(gpu));
+        }
+        /* what came back */
+        unsigned char *gy = (unsigned char *)malloc(x_bytes), *gx = (unsigned char *)malloc(x_bytes);
+        float *gpool = (float *)malloc(sizeof(float) * pool_n), *gcap = cap ? (float *)malloc(sizeof(float) * cap_n) : NULL;
+        EXPECT(!dev_copy(gy, dy, x_bytes) && !dev_copy(gx, dx, x_bytes) &&
+                   !dev_copy(gpool, dpool, sizeof(float) * pool_n) && (!cap || !dev_copy(gcap, dcap, sizeof(float) * cap_n)),
+               "conv %s: copy back", name);
+        if (c->bad) {
+            EXPECT(!memcmp(gy, y, x_bytes) && !memcmp(gx, x0, x_bytes) && !memcmp(gpool, pool0, sizeof(float) * pool_n) &&
+                       (!cap || !memcmp(gcap, cap, sizeof(float) * cap_n)),
+                   "conv %s: the bad call wrote something", name);
+        } else {
+            /* y (or x when in place): values within tolerance of the CPU's, every other byte as the CPU left it */
+            const unsigned char *cy = c->y_is_x ? x : y, *dyb = c->y_is_x ? gx : gy;
+            double num = 0, den = 0;
+            int bytes_ok = 1;
+            for (int64_t tok = 0; tok < ntok; tok++)
+                for (int64_t ch = 0; ch < xp; ch++) {
+                    const size_t o = (size_t)(tok * xp + ch) * es;
+                    if (c->no_y || ch >= C) {
+                        bytes_ok &= !memcmp(cy + o, dyb + o, es);
+                        continue;
+                    }
+                    const double a = conv_load(dyb, c->dtype, tok * xp + ch), e = conv_load(cy, c->dtype, tok * xp + ch);
+                    num += (a - e) * (a - e);
+                    den += e * e;
+                }
+            bytes_ok &= !memcmp(cy + (size_t)(ntok * xp) * es, dyb + (size_t)(ntok * xp) * es, 16);
+            if (!c->y_is_x)
+                bytes_ok &= !memcmp(gx, x0, x_bytes); /* the input is never written */
+            else
+                bytes_ok &= !memcmp(gy, y, x_bytes);
+            const double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+            const double tol = c->dtype == GDN_DTYPE_F32 ? 1e-6 : c->dtype == GDN_DTYPE_BF16 ? 4e-3 : 1e-3;
+            EXPECT(rel <= tol && rel == rel, "conv %s: y relative RMS %.3g against the CPU > %.1g", name, rel, tol);
+            EXPECT(bytes_ok, "conv %s: bytes outside y's view (or x, or y with y NULL) differ from the CPU's", name);
+            EXPECT(!memcmp(gpool, pool, sizeof(float) * pool_n), "conv %s: state pool differs from the CPU's", name);
+            EXPECT(!cap || !memcmp(gcap, cap, sizeof(float) * cap_n), "conv %s: captures differ from the CPU's", name);
+            if (rel / tol > conv_worst[c->dtype])
+                conv_worst[c->dtype] = rel / tol;
+        }
+        conv_failed += g_failed != before;
+        free(gy);
+        free(gx);
+        free(gpool);
+        free(gcap);
+    }
+done:
+    dev_free(dx);
+    dev_free(dy);
+    dev_free(dw);
+    dev_free(db);
+    dev_free(dpool);
+    dev_free(dcap);
+    dev_free(dcu);
+    dev_free(drs);
+    dev_free(dws);
+    dev_free(dtab);
+    free(x);
+    free(x0);
+    free(y);
+    free(w);
+    free(bias);
+    free(pool);
+    free(pool0);
+    free(rsl);
+    free(wsl);
+    free(cap);
+    free(tab);
+}
+
+static conv_case conv_dense(int C, int W, gdn_dtype dt, int64_t B, int64_t T)
+{
+    conv_case c;
+    memset(&c, 0, sizeof c);
+    c.C = C;
+    c.W = W;
+    c.dtype = dt;
+    c.B = B;
+    c.T = T;
+    c.bias = 1;
+    c.silu = 1;
+    c.pool = CP_INPLACE;
+    return c;
+}
+
+static conv_case conv_packed(int C, int W, gdn_dtype dt, int n, const int64_t *lens)
+{
+    conv_case c = conv_dense(C, W, dt, 1, 0);
+    c.nseq = n;
+    for (int i = 0; i < n; i++)
+        c.lens[i] = lens[i];
+    return c;
+}
+
+static void run_conv(int sanitize)
+{
+    gdn_context *cpu = NULL, *gpu = NULL;
+    gdn_context_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = g_backend;
+    if (gdn_context_create(NULL, &cpu) != GDN_STATUS_SUCCESS || gdn_context_create(&d, &gpu) != GDN_STATUS_SUCCESS) {
+        EXPECT(0, "conv: contexts: %s", gdn_last_error(NULL));
+        gdn_context_destroy(cpu);
+        return;
+    }
+    const double t0 = now();
+    uint64_t seed = 100;
+    static const int64_t lens_a[] = {0, 1, 2, 9, 0, 70}, lens_b[] = {3, 0, 1, 5}, lens_c[] = {0, 700, 3, 129, 1};
+    for (int W = 2; W <= 8; W++)
+        for (int dd = 0; dd < 3; dd++) {
+            const gdn_dtype dt = (gdn_dtype)dd;
+            const int v = W * 3 + dd;
+            conv_case c = conv_dense(v % 2 ? 40 : 19, W, dt, 2, v % 4 == 0 ? 1 : 7);
+            c.silu = v % 2;
+            c.bias = v % 3 != 0;
+            c.pool = v % 4;
+            c.cap = v % 6;
+            c.strided = v % 5 == 0 ? 1 : v % 5 == 1 ? 2 : 0;
+            c.y_is_x = v % 7 == 3;
+            conv_run(cpu, gpu, &c, seed++);
+
+            conv_case p = conv_packed(v % 2 ? 33 : 48, W, dt, 6, lens_a);
+            p.silu = !(v % 2);
+            p.bias = v % 2;
+            p.idx64 = v % 2;
+            p.pool = (v + 1) % 4;
+            p.cap = (v + 3) % 6;
+            p.strided = v % 3;
+            p.y_is_x = v % 5 == 2;
+            conv_run(cpu, gpu, &p, seed++);
+
+            conv_case rp = conv_packed(24, W, dt, 4, lens_b); /* replay: no y */
+            rp.no_y = 1;
+            rp.pool = v % 2 ? CP_MOVE : CP_INPLACE;
+            rp.cap = v % 3 == 0 ? CC_IN_POOL : CC_NONE;
+            conv_run(cpu, gpu, &rp, seed++);
+
+            if (sanitize && W > 3)
+                continue;
+            /* long sequences: tokens split over the threads of a block (in place, captures into the pool) */
+            conv_case l = conv_packed(v % 2 ? 70 : 33, W, dt, 5, lens_c);
+            l.pool = v % 2 ? CP_MOVE : CP_NEGATIVE;
+            l.cap = v % 3 == 0 ? CC_IN_POOL_LAST : v % 3 == 1 ? CC_DENSE : CC_NONE;
+            l.y_is_x = v % 2;
+            l.strided = v % 3 == 2 ? 1 : 0;
+            conv_run(cpu, gpu, &l, seed++);
+        }
+    /* sizes: the Qwen3.6 decode and verify shapes, a long dense prefill, one channel, many sequences */
+    conv_case c = conv_dense(8192, 4, GDN_DTYPE_BF16, 3, 1);
+    c.pool = CP_MOVE;
+    conv_run(cpu, gpu, &c, seed++);
+    c = conv_dense(8192, 4, GDN_DTYPE_F32, 2, 4);
+    c.cap = CC_IN_POOL_LAST;
+    c.pool = CP_MOVE;
+    conv_run(cpu, gpu, &c, seed++);
+    c = conv_dense(1, 3, GDN_DTYPE_F32, 5, 3);
+    c.pool = CP_NEGATIVE;
+    c.cap = CC_SLOTS;
+    conv_run(cpu, gpu, &c, seed++);
+    if (!sanitize) {
+        c = conv_dense(300, 4, GDN_DTYPE_BF16, 2, 2500);
+        c.y_is_x = 1;
+        conv_run(cpu, gpu, &c, seed++);
+        c = conv_dense(64, 4, GDN_DTYPE_F16, 70000, 1); /* more sequences than 65535 grid rows */
+        c.pool = CP_MOVE;
+        conv_run(cpu, gpu, &c, seed++);
+    }
+    /* bad index arrays: accepted, reported by synchronize with the CPU's message, nothing written */
+    if (g_backend == GDN_BACKEND_CUDA)
+        for (int bad = 1; bad <= 3; bad++) {
+            conv_case e = conv_packed(40, 4, GDN_DTYPE_BF16, 6, lens_a);
+            e.pool = CP_MOVE;
+            e.cap = CC_SLOTS;
+            e.bad = bad;
+            conv_run(cpu, gpu, &e, seed++);
+        }
+    /* host-side errors: at once, with the CPU's message; num_tokens unsupported on CUDA */
+    if (g_backend == GDN_BACKEND_CUDA) {
+        float *dbuf = (float *)dev_alloc(4096);
+        gdn_conv_problem pr;
+        memset(&pr, 0, sizeof pr);
+        pr.channels = 8;
+        pr.width = 4;
+        gdn_batch ba;
+        memset(&ba, 0, sizeof ba);
+        ba.batch_size = 1;
+        ba.seq_len = 2;
+        const int64_t sx[3] = {1, 2, 8}, sw[2] = {8, 3};
+        gdn_conv_tensors t;
+        memset(&t, 0, sizeof t);
+        t.x = gdn_tensor_contiguous(dbuf, 3, sx);
+        t.weight = gdn_tensor_contiguous(dbuf, 2, sw);
+        const gdn_status a = gdn_conv1d_forward(cpu, &pr, &ba, &t);
+        char cpu_msg[600];
+        snprintf(cpu_msg, sizeof cpu_msg, "%s", gdn_last_error(cpu));
+        const gdn_status b = gdn_conv1d_forward(gpu, &pr, &ba, &t);
+        EXPECT(a == GDN_STATUS_INVALID_ARGUMENT && b == a && !strcmp(cpu_msg, gdn_last_error(gpu)),
+               "conv host validation: %s vs CPU %s", gdn_last_error(gpu), cpu_msg);
+        t.weight.shape[1] = 4;
+        const int32_t counts[1] = {1};
+        ba.num_tokens = counts;
+        EXPECT(gdn_conv1d_forward(gpu, &pr, &ba, &t) == GDN_STATUS_UNSUPPORTED, "conv num_tokens on CUDA: %s",
+               gdn_last_error(gpu));
+        EXPECT(gdn_context_synchronize(gpu) == GDN_STATUS_SUCCESS, "conv: synchronize after host errors");
+        dev_free(dbuf);
+    }
+    printf("conv: %d cases, %d failed, worst y error / tolerance: f32 %.2g, bf16 %.2g, f16 %.2g, %.1f s\n", conv_ran,
+           conv_failed, conv_worst[0], conv_worst[1], conv_worst[2], now() - t0);
+    gdn_context_destroy(cpu);
+    gdn_context_destroy(gpu);
+}
+
+/* Timings of the Qwen3.6 conv (C = 8192, W = 4, bf16, silu, slots moved through device slot arrays):
+ * decode B=1 and B=64 as graph replays of 20 calls; prefill T=4096 (B=1, no state arrays: in place). */
+static void time_conv(void)
+{
+    void *stream = gdn_cuda_stream_create();
+    gdn_context_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GDN_BACKEND_CUDA;
+    d.stream = stream;
+    gdn_context *ctx = NULL;
+    if (!stream || gdn_context_create(&d, &ctx) != GDN_STATUS_SUCCESS) {
+        printf("conv timing: no stream or context\n");
+        gdn_cuda_stream_destroy(stream);
+        return;
+    }
+    const int C = 8192, W = 4, K = 3;
+    static const int64_t BS[4] = {1, 64, 64, 1}, TS[4] = {1, 1, 1, 4096};
+    for (int k = 0; k < 4; k++) {
+        const int64_t B = BS[k], T = TS[k], slots = 2 * B;
+        void *x = gdn_cuda_malloc((size_t)(B * T * C) * 2), *y = gdn_cuda_malloc((size_t)(B * T * C) * 2);
+        float *w = (float *)gdn_cuda_malloc((size_t)C * W * 4), *bias = (float *)gdn_cuda_malloc((size_t)C * 4);
+        float *pool = (float *)gdn_cuda_malloc((size_t)(slots * C * K) * 4);
+        int32_t *rs = (int32_t *)gdn_cuda_malloc((size_t)B * 4), *ws = (int32_t *)gdn_cuda_malloc((size_t)B * 4);
+        int32_t *h = (int32_t *)malloc((size_t)B * 8);
+        for (int64_t i = 0; i < B; i++) {
+            h[i] = (int32_t)i;
+            h[B + i] = (int32_t)(B + i);
+        }
+        if (!x || !y || !w || !bias || !pool || !rs || !ws || !h || gdn_cuda_memset(x, 0, (size_t)(B * T * C) * 2) ||
+            gdn_cuda_memset(w, 0, (size_t)C * W * 4) || gdn_cuda_memset(bias, 0, (size_t)C * 4) ||
+            gdn_cuda_memset(pool, 0, (size_t)(slots * C * K) * 4) || gdn_cuda_memcpy(rs, h, (size_t)B * 4) ||
+            gdn_cuda_memcpy(ws, h + B, (size_t)B * 4)) {
+            printf("conv timing: allocation failed\n");
+        } else {
+            gdn_conv_problem pr;
+            memset(&pr, 0, sizeof pr);
+            pr.channels = C;
+            pr.width = W;
+            pr.dtype = GDN_DTYPE_BF16;
+            gdn_batch ba;
+            memset(&ba, 0, sizeof ba);
+            ba.batch_size = B;
+            ba.seq_len = T;
+            const int64_t sx[3] = {B, T, C}, sw[2] = {C, W}, sp[3] = {slots, C, K};
+            gdn_conv_tensors t[20];
+            memset(t, 0, sizeof t);
+            for (int i = 0; i < 20; i++) {
+                t[i].x = gdn_tensor_contiguous(x, 3, sx);
+                t[i].weight = gdn_tensor_contiguous(w, 2, sw);
+                t[i].bias = bias;
+                t[i].y = gdn_tensor_contiguous(y, 3, sx);
+                t[i].state.pool = gdn_tensor_contiguous(pool, 3, sp);
+                if (T == 1 && k != 2) { /* case 2: default slots, no index check */
+                    t[i].state.read_slots = rs;
+                    t[i].state.write_slots = ws;
+                }
+            }
+            double med = 0, mn = 0;
+            char err[400];
+            const int calls = T == 1 ? 20 : 4;
+            const gdn_status st = gdn_cuda_time_conv1d(ctx, &pr, &ba, t, calls, 5, 21, 1, &med, &mn, err, sizeof err);
+            const double bytes = (double)(B * T * C) * 4 + (double)B * C * K * 8 + (double)C * (W + 1) * 4;
+            if (st == GDN_STATUS_SUCCESS)
+                printf("conv timing: C=%d W=%d bf16 B=%lld T=%lld%s: median %.2f us, min %.2f us per call "
+                       "(%.0f GB/s at the median)\n", C, W, (long long)B, (long long)T,
+                       T == 1 && k != 2 ? " (slot arrays)" : " (default slots)", med, mn, bytes / (med * 1e-6) / 1e9);
+            else
+                printf("conv timing B=%lld T=%lld failed: %s\n", (long long)B, (long long)T, err);
+        }
+        gdn_cuda_free(x);
+        gdn_cuda_free(y);
+        gdn_cuda_free(w);
+        gdn_cuda_free(bias);
+        gdn_cuda_free(pool);
+        gdn_cuda_free(rs);
+        gdn_cuda_free(ws);
+        free(h);
+    }
+    gdn_context_destroy(ctx);
+    gdn_cuda_stream_destroy(stream);
+}
+
 int main(int argc, char **argv)
 {
     const int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    if (argc > 1 && strcmp(argv[1], "conv-time") == 0) { /* the conv timings only */
+        if (gdn_cuda_device_count(NULL, 0) > 0)
+            time_conv();
+        return 0;
+    }
     const int sanitize = argc > 1 && strcmp(argv[1], "sanitize") == 0;
     const char *on_cpu = getenv("GDN_TEST_CUDA_ON_CPU");
     char name[256];
@@ -663,6 +1334,9 @@ int main(int argc, char **argv)
         run_determinism();
         printf("contexts, errors, determinism: %d checks, %d failed\n", g_run, g_failed);
     }
+    run_conv(sanitize);
+    if (g_backend == GDN_BACKEND_CUDA && !sanitize)
+        time_conv();
     run_matrix(sanitize ? 40 : 240);
     if (!sanitize)
         run_large();

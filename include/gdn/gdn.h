@@ -424,8 +424,12 @@ typedef struct gdn_conv_tensors {
  * gdn_forward. Rollback by replay works the same way: keep the pre-verify slot and re-run the n
  * accepted tokens with y.data = NULL.
  * @return GDN_STATUS_INVALID_ARGUMENT for any bad argument (message names it),
- *         GDN_STATUS_UNSUPPORTED for valid requests this version lacks (the CUDA backend).
+ *         GDN_STATUS_UNSUPPORTED for valid requests this version lacks (batch.num_tokens on CUDA).
  *         Nothing is written unless SUCCESS.
+ *
+ * CUDA backend: as gdn_forward: every pointer is device memory (index arrays included), the call
+ * is asynchronous on the context's stream, and the contents of the index arrays are checked on
+ * the device; a bad entry makes the call write nothing, and gdn_context_synchronize reports it.
  */
 GDN_API gdn_status gdn_conv1d_forward(gdn_context *ctx, const gdn_conv_problem *problem, const gdn_batch *batch,
                                       const gdn_conv_tensors *tensors);

@@ -277,8 +277,16 @@ gdn_status gdn_conv1d_forward(gdn_context *ctx, const gdn_conv_problem *problem,
         return GDN_STATUS_INVALID_ARGUMENT;
     ctx->err[0] = '\0';
     if (ctx->backend != GDN_BACKEND_CPU) {
+#ifdef GDN_HAVE_CUDA
+        /* CUDA: as gdn_forward, everything but the index arrays' contents checked here, those on the device */
+        gdn_status cst = gdn_conv_plan_make_device(&plan, problem, batch, tensors, ctx->err, sizeof ctx->err);
+        if (cst != GDN_STATUS_SUCCESS)
+            return cst;
+        return gdn_cuda_conv1d_forward(ctx->cuda, &plan, ctx->err, sizeof ctx->err);
+#else
         snprintf(ctx->err, sizeof ctx->err, "the convolution is not available on the CUDA backend in this version");
         return GDN_STATUS_UNSUPPORTED;
+#endif
     }
     gdn_status st = gdn_conv_plan_make(&plan, problem, batch, tensors, &ctx->slots, ctx->err, sizeof ctx->err);
     if (st != GDN_STATUS_SUCCESS)

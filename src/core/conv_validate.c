@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/conv_plan.h"
+#include "cuda/cuda_backend.h" /* declares gdn_conv_plan_make_device (needs no CUDA headers) */
 
 #define FAIL(status, ...)                          \
     do {                                           \
@@ -99,7 +100,7 @@ static gdn_status check_view(const char *name, const gdn_tensor *t, int ndim, co
 /* The shadow call of gdn_plan_make: batch as given; with_slots = 0: no pool, no capture (batch and
  * cu_seqlens only); 1: the conv's state pool and slot capture pool as [slots,1,1,1] pools. */
 static gdn_status shadow(gdn_plan *sp, const gdn_batch *ba, const gdn_conv_tensors *te, int with_slots,
-                         gdn_slot_checker *slots, char *err, size_t err_len)
+                         gdn_slot_checker *slots, int device, char *err, size_t err_len)
 {
     static const float placeholder = 0.0f; /* never read: the shadow only checks */
     gdn_problem pr;
@@ -125,11 +126,15 @@ static gdn_status shadow(gdn_plan *sp, const gdn_batch *ba, const gdn_conv_tenso
             st.capture.slots_stride = te->capture.slots_stride;
         }
     }
-    return gdn_plan_make(sp, &pr, ba, &st, slots, err, err_len);
+    return device ? gdn_plan_make_device(sp, &pr, ba, &st, err, err_len)
+                  : gdn_plan_make(sp, &pr, ba, &st, slots, err, err_len);
 }
 
-gdn_status gdn_conv_plan_make(gdn_conv_plan *p, const gdn_conv_problem *pr, const gdn_batch *ba,
-                              const gdn_conv_tensors *te, gdn_slot_checker *slots, char *err, size_t err_len)
+/* device = 1: the index arrays are device memory, their contents are left to the backend (as
+ * gdn_plan_make_device does for gdn_forward). */
+static gdn_status conv_plan_make(gdn_conv_plan *p, const gdn_conv_problem *pr, const gdn_batch *ba,
+                                 const gdn_conv_tensors *te, gdn_slot_checker *slots, int device, char *err,
+                                 size_t err_len)
 {
     gdn_status st;
     memset(p, 0, sizeof *p);
@@ -160,7 +165,7 @@ gdn_status gdn_conv_plan_make(gdn_conv_plan *p, const gdn_conv_problem *pr, cons
     if (ba->batch_size >= 1 && ba->seq_len > 0 && ba->batch_size > (INT64_C(1) << 56) / ba->seq_len / p->C)
         FAIL(GDN_STATUS_INVALID_ARGUMENT, "batch: batch_size %lld x seq_len %lld x %d channels: more than 2^56 "
              "elements", (long long)ba->batch_size, (long long)ba->seq_len, p->C);
-    if ((st = shadow(&p->seq, ba, te, 0, slots, err, err_len)) != GDN_STATUS_SUCCESS)
+    if ((st = shadow(&p->seq, ba, te, 0, slots, device, err, err_len)) != GDN_STATUS_SUCCESS)
         return st;
     const int64_t B = p->seq.B, T = p->seq.T, C = p->C, W = p->W, K = p->K;
 
@@ -215,9 +220,21 @@ gdn_status gdn_conv_plan_make(gdn_conv_plan *p, const gdn_conv_problem *pr, cons
     }
 
     /* slot arrays and capture slots: gdn_forward's rules, by its own code */
-    if ((st = shadow(&p->seq, ba, te, 1, slots, err, err_len)) != GDN_STATUS_SUCCESS)
+    if ((st = shadow(&p->seq, ba, te, 1, slots, device, err, err_len)) != GDN_STATUS_SUCCESS)
         return st;
     if (te->capture.mode == GDN_CAPTURE_DENSE)
         p->seq.cap_mode = GDN_CAPTURE_DENSE; /* the shadow left dense capture out: no slots to check */
     return GDN_STATUS_SUCCESS;
+}
+
+gdn_status gdn_conv_plan_make(gdn_conv_plan *p, const gdn_conv_problem *pr, const gdn_batch *ba,
+                              const gdn_conv_tensors *te, gdn_slot_checker *slots, char *err, size_t err_len)
+{
+    return conv_plan_make(p, pr, ba, te, slots, 0, err, err_len);
+}
+
+gdn_status gdn_conv_plan_make_device(gdn_conv_plan *p, const gdn_conv_problem *pr, const gdn_batch *ba,
+                                     const gdn_conv_tensors *te, char *err, size_t err_len)
+{
+    return conv_plan_make(p, pr, ba, te, NULL, 1, err, err_len);
 }

@@ -148,6 +148,48 @@ static void copy_strides(int64_t *dst, const gdn_view *v, int n)
         dst[i] = v->st[i];
 }
 
+/* The index check (check.cu) in front of a call that has index arrays (cu_seqlens, slot arrays, a
+ * capture slot table): the slot stamps grown to the pools of the call, the check kernel launched, and
+ * p->checked set so that the compute kernel waits for it and obeys its verdict. The fields read: B, T,
+ * N, cu, cu_i64, pool (as a flag), num_slots, read/write slots, cap_mode, cap_num_slots, cap_slots,
+ * cap_slots_stride, same_pool, words. */
+static gdn_status launch_check(gdn_cuda_context *c, gdn_cuda_params *p, const char *fn, char *err, size_t err_len)
+{
+    cudaError_t e;
+    const int need_check = p->cu || p->read_slots || p->write_slots || p->cap_mode == GDN_CAPTURE_SLOTS;
+    if (!need_check)
+        return GDN_STATUS_SUCCESS;
+    const int64_t want = (p->pool ? p->num_slots : 0) +
+                         (p->cap_mode == GDN_CAPTURE_SLOTS && !p->same_pool ? p->cap_num_slots : 0);
+    if (want > c->stamps_cap) {
+        unsigned long long *s = NULL;
+        if ((e = cudaMalloc((void **)&s, (size_t)want * sizeof *s)) != cudaSuccess ||
+            (e = cudaMemsetAsync(s, 0, (size_t)want * sizeof *s, c->stream)) != cudaSuccess) {
+            (void)cudaGetLastError();
+            cudaFree(s);
+            snprintf(err, err_len, "state.pool: cannot allocate %lld slot stamps on the device for the slot "
+                     "checks (%s; the first call with a larger pool cannot be captured into a graph)",
+                     (long long)want, cudaGetErrorString(e));
+            return GDN_STATUS_OUT_OF_MEMORY;
+        }
+        if (c->stamps) {
+            (void)cudaStreamSynchronize(c->stream); /* the old stamps may still be in use */
+            cudaFree(c->stamps);
+        }
+        c->stamps = s;
+        c->stamps_cap = want;
+    }
+    p->stamps = c->stamps;
+    p->checked = 1;
+    if ((e = gdn_cuda_launch_check(p, c->stream, c->pdl)) != cudaSuccess) {
+        char what[96];
+        snprintf(what, sizeof what, "%s: the index check kernel did not launch", fn);
+        (void)cudaGetLastError();
+        return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, what, e);
+    }
+    return GDN_STATUS_SUCCESS;
+}
+
 gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, size_t err_len)
 {
     device_scope scope(c->device);
@@ -206,6 +248,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.words = c->words;
 
     cudaError_t e;
+    gdn_status st;
     if (!pl->has_pool && pl->T == 0 && !pl->cu && pl->cap_mode != GDN_CAPTURE_SLOTS)
         return GDN_STATUS_SUCCESS; /* no tokens, no states, no index arrays: nothing to check, read or write */
     if (pl->N > (INT64_C(1) << 40) / pl->Hv) {
@@ -213,37 +256,95 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
                  "by the CUDA backend", (long long)pl->N, pl->Hv);
         return GDN_STATUS_UNSUPPORTED;
     }
-    const int need_check = pl->cu || pl->read_slots || pl->write_slots || pl->cap_mode == GDN_CAPTURE_SLOTS;
-    if (need_check) {
-        const int64_t want = (pl->has_pool ? pl->num_slots : 0) +
-                             (pl->cap_mode == GDN_CAPTURE_SLOTS && !p.same_pool ? pl->cap_num_slots : 0);
-        if (want > c->stamps_cap) {
-            unsigned long long *s = NULL;
-            if ((e = cudaMalloc((void **)&s, (size_t)want * sizeof *s)) != cudaSuccess ||
-                (e = cudaMemsetAsync(s, 0, (size_t)want * sizeof *s, c->stream)) != cudaSuccess) {
-                (void)cudaGetLastError();
-                cudaFree(s);
-                snprintf(err, err_len, "state.pool: cannot allocate %lld slot stamps on the device for the slot "
-                         "checks (%s; the first call with a larger pool cannot be captured into a graph)",
-                         (long long)want, cudaGetErrorString(e));
-                return GDN_STATUS_OUT_OF_MEMORY;
-            }
-            if (c->stamps) {
-                (void)cudaStreamSynchronize(c->stream); /* the old stamps may still be in use */
-                cudaFree(c->stamps);
-            }
-            c->stamps = s;
-            c->stamps_cap = want;
-        }
-        p.stamps = c->stamps;
-        p.checked = 1;
-        if ((e = gdn_cuda_launch_check(&p, c->stream, c->pdl)) != cudaSuccess)
-            return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_forward: the index check kernel did not launch", e);
-    }
+    if ((st = launch_check(c, &p, "gdn_forward", err, err_len)) != GDN_STATUS_SUCCESS)
+        return st;
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
                                        c->fast_lpr)) != cudaSuccess) {
         (void)cudaGetLastError();
         return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_forward: the kernel did not launch", e);
+    }
+    return GDN_STATUS_SUCCESS;
+}
+
+gdn_status gdn_cuda_conv1d_forward(gdn_cuda_context *c, const gdn_conv_plan *pl, char *err, size_t err_len)
+{
+    device_scope scope(c->device);
+    const gdn_plan *sq = &pl->seq; /* batch, slots and capture slots (the shadow plan) */
+    if (!sq->has_pool && sq->T == 0 && !sq->cu && sq->cap_mode != GDN_CAPTURE_SLOTS)
+        return GDN_STATUS_SUCCESS; /* no tokens, no states, no index arrays: nothing to check, read or write */
+    if (sq->N > (INT64_C(1) << 40)) {
+        snprintf(err, err_len, "batch: %lld sequences: more than 2^40 are not supported by the CUDA backend",
+                 (long long)sq->N);
+        return GDN_STATUS_UNSUPPORTED;
+    }
+    /* the index check: gdn_forward's, on the shadow plan's arrays */
+    gdn_cuda_params p;
+    memset(&p, 0, sizeof p);
+    p.B = sq->B;
+    p.T = sq->T;
+    p.N = sq->N;
+    p.cu = sq->cu;
+    p.cu_i64 = sq->cu_type == GDN_INDEX_I64;
+    if (sq->has_pool) {
+        p.pool = (float *)pl->pool.data;
+        p.num_slots = sq->num_slots;
+        p.read_slots = sq->read_slots;
+        p.write_slots = sq->write_slots;
+    }
+    p.cap_mode = (int)sq->cap_mode;
+    if (sq->cap_mode == GDN_CAPTURE_SLOTS) {
+        p.cap = (float *)pl->cap.data;
+        p.cap_num_slots = sq->cap_num_slots;
+        p.cap_slots = sq->cap_slots;
+        p.cap_slots_stride = sq->cap_slots_stride;
+        p.same_pool = sq->has_pool && pl->cap.data == pl->pool.data;
+    }
+    p.words = c->words;
+    gdn_status st = launch_check(c, &p, "gdn_conv1d_forward", err, err_len);
+    if (st != GDN_STATUS_SUCCESS)
+        return st;
+
+    gdn_cuda_conv_params q;
+    memset(&q, 0, sizeof q);
+    q.C = pl->C;
+    q.K = pl->K;
+    q.silu = pl->act == GDN_CONV_SILU;
+    q.dtype = (int)pl->dtype;
+    q.B = sq->B;
+    q.T = sq->T;
+    q.N = sq->N;
+    q.cu = sq->cu;
+    q.cu_i64 = p.cu_i64;
+    q.x = pl->x.data;
+    copy_strides(q.xs, &pl->x, 3);
+    q.w = (const float *)pl->weight.data;
+    copy_strides(q.ws, &pl->weight, 2);
+    q.bias = pl->bias;
+    if (pl->has_y) {
+        q.y = pl->y.data;
+        copy_strides(q.ys, &pl->y, 3);
+    }
+    if (sq->has_pool) {
+        q.pool = (float *)pl->pool.data;
+        copy_strides(q.ps, &pl->pool, 3);
+        q.num_slots = sq->num_slots;
+        q.read_slots = sq->read_slots;
+        q.write_slots = sq->write_slots;
+    }
+    q.cap_mode = (int)sq->cap_mode;
+    if (sq->cap_mode != GDN_CAPTURE_NONE) {
+        q.cap = (float *)pl->cap.data;
+        copy_strides(q.cs, &pl->cap, sq->cap_mode == GDN_CAPTURE_DENSE ? 4 : 3);
+        q.cap_num_slots = sq->cap_num_slots;
+        q.cap_slots = sq->cap_slots;
+        q.cap_slots_stride = sq->cap_slots_stride;
+    }
+    q.checked = p.checked;
+    q.words = c->words;
+    const cudaError_t e = gdn_cuda_launch_conv1d(&q, c->stream, c->pdl);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_conv1d_forward: the kernel did not launch", e);
     }
     return GDN_STATUS_SUCCESS;
 }
@@ -294,7 +395,7 @@ static void error_message(const gdn_cuda_error *x, char *err, size_t err_len)
     case GDN_CUDA_ERR_CAP_CONFLICT: conflict_message(msg, sizeof msg, "capture.slots", x); break;
     default: snprintf(msg, sizeof msg, "unknown device error code %d", (int)x->code); break;
     }
-    snprintf(err, err_len, "%s (found on the device; that gdn_forward call wrote nothing)", msg);
+    snprintf(err, err_len, "%s (found on the device; the call that held it wrote nothing)", msg);
 }
 
 gdn_status gdn_cuda_synchronize(gdn_cuda_context *c, char *err, size_t err_len)
@@ -396,13 +497,15 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
-                                 const gdn_tensors *tensors, int n_calls, int warmup, int reps, int graph,
-                                 double *median_us, double *min_us, char *err, size_t err_len)
+/* One timed call: call i of a set (gdn_forward or gdn_conv1d_forward on its i-th tensors). */
+typedef gdn_status (*time_call_fn)(struct gdn_context *ctx, const void *arg, int i);
+
+static gdn_status time_calls(struct gdn_context *ctx, time_call_fn call, const void *arg, int n_calls, int warmup,
+                             int reps, int graph, double *median_us, double *min_us, char *err, size_t err_len)
 {
     gdn_cuda_context *c = gdn_context_cuda(ctx);
     if (!c || n_calls < 1 || reps < 1 || warmup < 0) {
-        snprintf(err, err_len, "gdn_cuda_time_forward: not a CUDA context, or bad counts");
+        snprintf(err, err_len, "gdn_cuda_time: not a CUDA context, or bad counts");
         return GDN_STATUS_INVALID_ARGUMENT;
     }
     device_scope scope(c->device);
@@ -416,14 +519,14 @@ gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *pro
     if (!ev || !t) {
         free(ev);
         free(t);
-        snprintf(err, err_len, "gdn_cuda_time_forward: out of memory");
+        snprintf(err, err_len, "gdn_cuda_time: out of memory");
         return GDN_STATUS_OUT_OF_MEMORY;
     }
     for (int i = 0; i < 2 * reps && e == cudaSuccess; i++)
         e = cudaEventCreate(&ev[i]);
     /* one untimed round outside capture: allocates the slot stamps, loads the module */
     for (int i = 0; i < n_calls && st == GDN_STATUS_SUCCESS; i++)
-        st = gdn_forward(ctx, problem, batch, &tensors[i]);
+        st = call(ctx, arg, i);
     if (st != GDN_STATUS_SUCCESS) {
         snprintf(err, err_len, "%s", gdn_last_error(ctx));
         goto done;
@@ -432,13 +535,13 @@ gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *pro
         e = cudaStreamSynchronize(s);
     if (graph && e == cudaSuccess) {
         if (!s) {
-            snprintf(err, err_len, "gdn_cuda_time_forward: graph timing needs a context with its own stream");
+            snprintf(err, err_len, "gdn_cuda_time: graph timing needs a context with its own stream");
             st = GDN_STATUS_INVALID_ARGUMENT;
             goto done;
         }
         e = cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
         for (int i = 0; i < n_calls && e == cudaSuccess && st == GDN_STATUS_SUCCESS; i++)
-            st = gdn_forward(ctx, problem, batch, &tensors[i]);
+            st = call(ctx, arg, i);
         if (e == cudaSuccess) {
             const cudaError_t e2 = cudaStreamEndCapture(s, &g);
             if (st != GDN_STATUS_SUCCESS) {
@@ -455,7 +558,7 @@ gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *pro
             e = cudaGraphLaunch(x, s);
         else
             for (int i = 0; i < n_calls && st == GDN_STATUS_SUCCESS; i++)
-                st = gdn_forward(ctx, problem, batch, &tensors[i]);
+                st = call(ctx, arg, i);
     }
     for (int r = 0; r < reps && e == cudaSuccess && st == GDN_STATUS_SUCCESS; r++) {
         e = cudaEventRecord(ev[2 * r], s);
@@ -463,7 +566,7 @@ gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *pro
             e = cudaGraphLaunch(x, s);
         else
             for (int i = 0; i < n_calls && st == GDN_STATUS_SUCCESS; i++)
-                st = gdn_forward(ctx, problem, batch, &tensors[i]);
+                st = call(ctx, arg, i);
         if (e == cudaSuccess)
             e = cudaEventRecord(ev[2 * r + 1], s);
     }
@@ -487,7 +590,7 @@ gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *pro
 done:
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        st = cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_cuda_time_forward", e);
+        st = cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_cuda_time", e);
     }
     if (x)
         cudaGraphExecDestroy(x);
@@ -499,6 +602,46 @@ done:
     free(ev);
     free(t);
     return st;
+}
+
+typedef struct forward_call {
+    const gdn_problem *problem;
+    const gdn_batch *batch;
+    const gdn_tensors *tensors;
+} forward_call;
+
+static gdn_status call_forward(struct gdn_context *ctx, const void *arg, int i)
+{
+    const forward_call *f = (const forward_call *)arg;
+    return gdn_forward(ctx, f->problem, f->batch, &f->tensors[i]);
+}
+
+gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
+                                 const gdn_tensors *tensors, int n_calls, int warmup, int reps, int graph,
+                                 double *median_us, double *min_us, char *err, size_t err_len)
+{
+    const forward_call f = {problem, batch, tensors};
+    return time_calls(ctx, call_forward, &f, n_calls, warmup, reps, graph, median_us, min_us, err, err_len);
+}
+
+typedef struct conv_call {
+    const gdn_conv_problem *problem;
+    const gdn_batch *batch;
+    const gdn_conv_tensors *tensors;
+} conv_call;
+
+static gdn_status call_conv(struct gdn_context *ctx, const void *arg, int i)
+{
+    const conv_call *f = (const conv_call *)arg;
+    return gdn_conv1d_forward(ctx, f->problem, f->batch, &f->tensors[i]);
+}
+
+gdn_status gdn_cuda_time_conv1d(struct gdn_context *ctx, const gdn_conv_problem *problem, const gdn_batch *batch,
+                                const gdn_conv_tensors *tensors, int n_calls, int warmup, int reps, int graph,
+                                double *median_us, double *min_us, char *err, size_t err_len)
+{
+    const conv_call f = {problem, batch, tensors};
+    return time_calls(ctx, call_conv, &f, n_calls, warmup, reps, graph, median_us, min_us, err, err_len);
 }
 
 double gdn_cuda_copy_bandwidth(size_t bytes, int reps)

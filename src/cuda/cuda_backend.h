@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "core/conv_plan.h"
 #include "core/plan.h"
 
 #ifdef __cplusplus
@@ -33,6 +34,15 @@ void gdn_cuda_context_destroy(gdn_cuda_context *c);
 /* Enqueue a validated plan (device pointers). Returns SUCCESS once the work is enqueued; errors in
  * the contents of index arrays surface in gdn_cuda_synchronize. */
 gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *plan, char *err, size_t err_len);
+
+/* The convolution (gdn_conv1d_forward) on a plan made by gdn_conv_plan_make_device: the same
+ * index check as gdn_cuda_forward, then the conv kernel (conv1d.cu); enqueued only. */
+gdn_status gdn_cuda_conv1d_forward(gdn_cuda_context *c, const gdn_conv_plan *plan, char *err, size_t err_len);
+
+/* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),
+ * everything else exactly as gdn_conv_plan_make. Defined in core/conv_validate.c (no CUDA needed). */
+gdn_status gdn_conv_plan_make_device(gdn_conv_plan *plan, const gdn_conv_problem *problem, const gdn_batch *batch,
+                                     const gdn_conv_tensors *tensors, char *err, size_t err_len);
 
 /* Wait for the stream; report the first error found on the device since the last synchronize
  * (INVALID_ARGUMENT, message naming the array and index) or a CUDA failure (INTERNAL). */
@@ -67,6 +77,11 @@ void *gdn_cuda_context_stream(const gdn_cuda_context *c);
 gdn_status gdn_cuda_time_forward(struct gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
                                  const gdn_tensors *tensors, int n_calls, int warmup, int reps, int graph,
                                  double *median_us, double *min_us, char *err, size_t err_len);
+
+/* The same for gdn_conv1d_forward. */
+gdn_status gdn_cuda_time_conv1d(struct gdn_context *ctx, const gdn_conv_problem *problem, const gdn_batch *batch,
+                                const gdn_conv_tensors *tensors, int n_calls, int warmup, int reps, int graph,
+                                double *median_us, double *min_us, char *err, size_t err_len);
 
 /* Device-to-device copy rate (bytes read + written per second) over `bytes`, median of reps. */
 double gdn_cuda_copy_bandwidth(size_t bytes, int reps);

@@ -93,6 +93,40 @@ typedef struct gdn_cuda_params {
     unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
 } gdn_cuda_params;
 
+/* What the conv kernel (conv1d.cu) receives. Views as core/conv_plan.h: x, y [B,T,C]; weight [C,W];
+ * pool [slots,C,K]; dense capture [B,T,C,K]; slot capture [slots,C,K] (K = W - 1). */
+typedef struct gdn_cuda_conv_params {
+    int C, K, silu, dtype;
+    int64_t B, T, N;
+    const void *cu; /* NULL: dense */
+    int cu_i64;
+    const void *x;
+    int64_t xs[3];
+    const float *w;
+    int64_t ws[2];
+    const float *bias; /* NULL: none */
+    void *y;           /* NULL: none (replay) */
+    int64_t ys[3];
+    float *pool; /* NULL: none */
+    int64_t ps[3];
+    int64_t num_slots;
+    const int32_t *read_slots, *write_slots;
+    int cap_mode;
+    float *cap;
+    int64_t cs[4];
+    int64_t cap_num_slots;
+    const int32_t *cap_slots;
+    int64_t cap_slots_stride;
+    int S;      /* token slices per sequence (threads per channel in a block) */
+    int CB;     /* channels per block */
+    int replay; /* no y, no capture: only the final state */
+    int checked, early_trigger;
+    gdn_cuda_words *words;
+} gdn_cuda_conv_params;
+
+/* The conv kernel: picks S and CB, the grid, and launches (GDN_CUDA_CONV_S caps S, for measurements). */
+cudaError_t gdn_cuda_launch_conv1d(const gdn_cuda_conv_params *p, cudaStream_t stream, int pdl);
+
 /* Launchers (return the launch's cudaError_t). pdl: launch as a programmatic dependent of the
  * previous work in the stream (Hopper); each kernel waits (griddepcontrol.wait) before it reads
  * anything earlier work may have written. */
