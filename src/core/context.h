@@ -28,6 +28,7 @@ struct gdn_context {
                                    NULL where the CPU lacks avx512_bf16 or the ISA is below AVX-512:
                                    then BF16 runs chunk (f32) */
     const char *chunk_bf16_name;
+    gdn_chunk_keys_fn chunk_keys_bf16; /* key part for chunk_bf16 (K K^T, Q K^T in bf16), or NULL */
     gdn_f16_to_f32_fn f16_to_f32; /* row conversions of the ISA (F16C from AVX2 up) */
     gdn_f32_to_f16_fn f32_to_f16;
     gdn_threadpool *pool;       /* num_threads - 1 workers */

@@ -30,7 +30,9 @@
  *
  * Precision: with problem.precision BF16 the value part is the context's chunk_bf16 kernel (bf16
  * products, f32 state) where it exists (AVX-512 with avx512_bf16) and dv % 16 == 0, dk >=
- * GDN_CHUNK_BF16_MIN_DK, in chunks of GDN_CHUNK_C_BF16 tokens; otherwise the f32 kernels run.
+ * GDN_CHUNK_BF16_MIN_DK, in chunks of GDN_CHUNK_C_BF16 tokens, with the key kernel chunk_keys_bf16
+ * (its kq in bf16 pairs, C_KQB, go to every value head) and each head's S^T in bf16 pairs (C_STB,
+ * written by the kernel's state update for the next chunk); otherwise the f32 kernels run.
  *
  * Measured choices (2-core Zen 5, docs/PERF.md): GDN_CHUNK_C tokens per chunk (GDN_CHUNK_C_BF16 with
  * bf16 products), and the sequence length from which AUTO prefers this path (GDN_CHUNK_AUTO_MIN_T).
@@ -63,7 +65,10 @@
 #define C_Y (C_DL + CM * LDM)                /* out in f32 [C][ld] (when not written in place) */
 #define C_DECAY (C_Y + CM * LDM)             /* [C] */
 #define C_BETA (C_DECAY + CM)                /* [C] */
-#define C_WORK (C_BETA + CM)                 /* value-kernel work */
+#define C_STB (C_BETA + CM)                  /* bf16 value kernel: S^T of each head in bf16 pairs */
+#define C_KQB (C_STB + GROUP_STATE_FLOATS / 2 + MAX_GROUP * LDM) /* bf16 key kernel: kq in bf16 pairs [2C][Dk/2] */
+#define C_KW (C_KQB + CM * MAXD)             /* bf16 key kernel: work */
+#define C_WORK (C_KW + (GDN_CHUNK_KEYS_BF16_WORK_WORDS + 15) / 16 * 16) /* value-kernel work */
 #define C_FLOATS (C_WORK + GDN_CHUNK_WORK_FLOATS)
 
 size_t gdn_cpu_chunked_scratch_floats(void)
@@ -193,9 +198,11 @@ void gdn_cpu_chunked_item(const gdn_context *ctx, const gdn_plan *p, float *scra
         return; /* nothing to compute and nothing to copy */
 
     float *scr = (float *)(((uintptr_t)scratch + 63u) & ~(uintptr_t)63u);
-    const gdn_chunk_keys_fn keys = ctx->chunk_keys;
     /* bf16 products where asked and the CPU has them (else the f32 kernels), each with its chunk */
     const int bf16 = p->precision == GDN_PRECISION_BF16 && ctx->chunk_bf16 && simd && dk >= GDN_CHUNK_BF16_MIN_DK;
+    const int bf16_keys = bf16 && ctx->chunk_keys_bf16;
+    const gdn_chunk_keys_fn keys = bf16_keys ? ctx->chunk_keys_bf16 : ctx->chunk_keys;
+    uint32_t *kqb = bf16_keys ? (uint32_t *)(void *)(scr + C_KQB) : NULL;
     const gdn_chunk_fn value = bf16 ? ctx->chunk_bf16 : simd ? ctx->chunk : gdn_chunk_f32__scalar;
     const int C = bf16 ? GDN_CHUNK_C_BF16 : GDN_CHUNK_C;
     float *kq = scr + C_KQ, *kt = scr + C_KT, *kk = scr + C_KK, *qk = scr + C_QK;
@@ -221,7 +228,7 @@ void gdn_cpu_chunked_item(const gdn_context *ctx, const gdn_plan *p, float *scra
         const int nn = (int)(t1 - tn < C ? t1 - tn : C);
         /* key part */
         gdn_chunk_keys_args ka = {nt, dk, p->l2norm, p->scale, kq, dk, out ? kq + (int64_t)nt * dk : NULL, dk,
-                                  kq, kt, kk, qk};
+                                  kq, kt, kk, qk, kqb, (uint32_t *)(void *)(scr + C_KW)};
         if (qk_direct) {
             ka.k = (const float *)(const void *)p->k.data + k_off(p, b, tb, hk);
             ka.ks = p->k.st[1];
@@ -249,7 +256,9 @@ void gdn_cpu_chunked_item(const gdn_context *ctx, const gdn_plan *p, float *scra
         for (int m = 0; m < ng; m++) {
             const int hv = HEAD(m);
             gdn_chunk_args a = {nt, dk, vn, ld, kq, kt, kk, out ? qk : NULL, decay, beta, vb, ld, dl,
-                                scr + C_ST + m * dk * ld, out ? yb : NULL, ld, scr + C_WORK};
+                                scr + C_ST + m * dk * ld, out ? yb : NULL, ld, scr + C_WORK, kqb,
+                                bf16 ? (uint32_t *)(void *)(scr + C_STB) + m * ((dk + 1) / 2) * ld : NULL,
+                                tb > t0};
             if (v_direct) {
                 a.v = (const float *)(const void *)p->v.data + v_off(p, b, tb, hv, v0);
                 a.ldv = p->v.st[1];

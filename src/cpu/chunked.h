@@ -46,8 +46,11 @@
  *
  * bf16 products (problem.precision BF16, gdn_chunk_bf16__avx512bf16, a gdn_chunk_fn): the same
  * contract and math; the three products X/Y, P Delta and Kt diag(wc) Delta take bf16 operands with
- * f32 accumulation, everything else (S itself, the key part, gates, forward substitution) is f32.
- * The driver uses it for dv % 16 == 0 and dk >= GDN_CHUNK_BF16_MIN_DK where the context has it.
+ * f32 accumulation, everything else (S itself, gates, forward substitution) is f32. Its key part
+ * gdn_chunk_keys_bf16__avx512bf16 (a gdn_chunk_keys_fn) computes kq and kt in f32 as the f32 one
+ * does, K K^T and Q K^T with bf16 operands (f32 accumulation), and also writes kq in bf16 pairs
+ * (kqb), which the value kernel then takes instead of converting kq itself for every value head.
+ * The driver uses them for dv % 16 == 0 and dk >= GDN_CHUNK_BF16_MIN_DK where the context has them.
  *
  * Determinism: every column j of the tile goes through the same operations in the same order
  * whatever dv, ld, the tiling of Dv or the grouping of value heads are, so results do not depend
@@ -102,6 +105,8 @@ static inline int gdn_chunk_auto_min_t(int dk)
     (2 * GDN_CHUNK_MAX * GDN_CHUNK_MAX + 2 * GDN_CHUNK_MAX * GDN_CHUNK_LD_MAX + 2 * GDN_CHUNK_MAX +               \
      GDN_CHUNK_MAX * GDN_MAX_HEAD_DIM + GDN_MAX_HEAD_DIM / 2 * GDN_CHUNK_LD_MAX +                             \
      GDN_CHUNK_MAX * GDN_CHUNK_MAX / 2 + GDN_MAX_HEAD_DIM * GDN_CHUNK_MAX / 2 + GDN_CHUNK_MAX / 2 * GDN_CHUNK_LD_MAX)
+/* bf16 key kernel work: K^T in bf16 pairs [Dk/2][C]. */
+#define GDN_CHUNK_KEYS_BF16_WORK_WORDS (GDN_MAX_HEAD_DIM / 2 * GDN_CHUNK_MAX)
 #define GDN_CHUNK_WORK_FLOATS                                                                                 \
     (GDN_CHUNK_F32_WORK_FLOATS > GDN_CHUNK_BF16_WORK_FLOATS ? GDN_CHUNK_F32_WORK_FLOATS : GDN_CHUNK_BF16_WORK_FLOATS)
 
@@ -118,6 +123,8 @@ typedef struct gdn_chunk_keys_args {
     float *kt;
     float *kk;
     float *qk;
+    uint32_t *kqb;    /* bf16 key kernel only: out [2n][(dk+1)/2] kq rows in bf16 pairs */
+    uint32_t *work;   /* bf16 key kernel only: GDN_CHUNK_KEYS_BF16_WORK_WORDS words, 64-byte aligned */
 } gdn_chunk_keys_args;
 
 typedef struct gdn_chunk_args {
@@ -138,6 +145,10 @@ typedef struct gdn_chunk_args {
     float *y;
     int64_t ldy;
     float *work;
+    const uint32_t *kqb; /* bf16 value kernel: kq in bf16 pairs from the bf16 key kernel, or NULL */
+    uint32_t *stb;       /* bf16 value kernel: S^T in bf16 pairs [(dk+1)/2][ld], kept by the caller
+                            from chunk to chunk (out: the pairs of S^T after the chunk), or NULL */
+    int stb_valid;       /* stb holds the pairs of S^T as it is on entry (else they are packed) */
 } gdn_chunk_args;
 
 typedef void (*gdn_chunk_keys_fn)(const gdn_chunk_keys_args *a);
@@ -154,6 +165,7 @@ void gdn_chunk_f32__avx2(const gdn_chunk_args *a);
 void gdn_chunk_f32__avx512(const gdn_chunk_args *a);
 /* bf16 products (vdpbf16ps), f32 accumulation and everything else f32: AVX-512 F/BW + AVX512_BF16 */
 void gdn_chunk_bf16__avx512bf16(const gdn_chunk_args *a);
+void gdn_chunk_keys_bf16__avx512bf16(const gdn_chunk_keys_args *a);
 void gdn_chunk_transpose_f32__scalar(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld);
 void gdn_chunk_transpose_f32__avx2(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld);
 void gdn_chunk_transpose_f32__avx512(const float *src, int64_t ls, int rows, int cols, float *dst, int64_t ld);

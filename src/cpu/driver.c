@@ -89,6 +89,7 @@ gdn_status gdn_cpu_select(gdn_context *ctx, gdn_isa requested, char *err, size_t
     ctx->chunk_name = "chunk_f32__scalar";
     ctx->chunk_bf16 = NULL;
     ctx->chunk_bf16_name = NULL;
+    ctx->chunk_keys_bf16 = NULL;
     ctx->f16_to_f32 = gdn_f16_to_f32__scalar;
     ctx->f32_to_f16 = gdn_f32_to_f16__scalar;
 #ifdef GDN_HAVE_X86
@@ -102,6 +103,7 @@ gdn_status gdn_cpu_select(gdn_context *ctx, gdn_isa requested, char *err, size_t
         if (gdn_cpu_features() & GDN_CPU_AVX512BF16) {
             ctx->chunk_bf16 = gdn_chunk_bf16__avx512bf16;
             ctx->chunk_bf16_name = "chunk_bf16__avx512bf16";
+            ctx->chunk_keys_bf16 = gdn_chunk_keys_bf16__avx512bf16;
         }
     } else if (want == GDN_ISA_AVX2) {
         ctx->recurrent = gdn_recurrent_f32__avx2;

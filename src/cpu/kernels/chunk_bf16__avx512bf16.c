@@ -1,7 +1,10 @@
 /*
  * chunk_bf16__avx512bf16.c — the value part of one chunk of the chunkwise (WY/UT, W-free) GDN
  * algorithm with bf16 product operands and f32 accumulation: AVX-512 F/BW + AVX512_BF16
- * (vdpbf16ps). problem.precision = GDN_PRECISION_BF16; the key part is gdn_chunk_keys_f32__avx512.
+ * (vdpbf16ps). problem.precision = GDN_PRECISION_BF16; its key part gdn_chunk_keys_bf16__avx512bf16
+ * (end of this file: kq, kt f32 as the f32 key kernel; K K^T, Q K^T with bf16 operands; kq in bf16
+ * pairs for the value kernels). The state update also writes S^T in bf16 pairs (stb, kept by the
+ * driver per head) from its f32 accumulators, so the next chunk's X skips re-packing S^T.
  *
  * Math, shapes and memory contract: chunked.h (gdn_chunk_fn). Per chunk of n tokens (c = n
  * rounded up to 16), state tile S^T [dk][dv]:
@@ -45,9 +48,12 @@ static inline int rows_for(int nr)
     return nr >= 4 ? 6 : nr == 3 ? 8 : 12;
 }
 
+typedef enum tri { TRI_NONE, TRI_P, TRI_N } tri;
+
 /* C[M][N] = (Cin ? scale_i * Cin : 0) + A B, N % 16 == 0, with A [M][P2] and B [P2][N] in words of
- * two bf16 (P2 pairs of the inner index). tri: row block i0 uses only the pairs that hold some
- * p < i0 + mr (A is zero above its diagonal). */
+ * two bf16 (P2 pairs of the inner index). TRI_P: row block i0 uses only the pairs that hold some
+ * p < i0 + mr (A is zero above its diagonal); TRI_N: row block i0 computes only the columns below
+ * round16(i0 + mr) (the rest is left unwritten). */
 typedef struct mmb {
     int M, N, P2;
     const uint32_t *A;
@@ -60,7 +66,9 @@ typedef struct mmb {
     int64_t ldi;
     const float *rs;  /* per-row scale of Cin, or NULL: cs */
     float cs;
-    int tri;
+    tri tr;
+    uint32_t *pk;     /* or NULL: also C in bf16 pairs of rows, pk[i/2][j] (rows (i, i+1)) */
+    int64_t ldp;
 } mmb;
 
 GDN_AI void tile(const mmb *m, const int mr, const int nr, int i0, int n0, int P2)
@@ -106,6 +114,20 @@ GDN_AI void tile(const mmb *m, const int mr, const int nr, int i0, int n0, int P
         for (int c = 0; c < nr; c++)
             _mm512_storeu_ps(ci + 16 * c, acc[i][c]);
     }
+    if (m->pk) { /* i0 is even (row blocks of 6, 8, 12); an odd last row pairs with zero */
+        const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
+                                             22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+#pragma GCC unroll 6
+        for (int i = 0; i < mr; i += 2) {
+            uint32_t *pi = m->pk + (i0 + i) / 2 * m->ldp + n0;
+#pragma GCC unroll 4
+            for (int c = 0; c < nr; c++)
+                _mm512_storeu_si512(pi + 16 * c, _mm512_permutexvar_epi16(
+                                                     idx, (__m512i)_mm512_cvtne2ps_pbh(
+                                                              i + 1 < mr ? acc[i + 1][c] : _mm512_setzero_ps(),
+                                                              acc[i][c])));
+        }
+    }
 }
 
 #define TILE_CASE(R, N)                  \
@@ -131,10 +153,17 @@ static void gemm(const mmb *m)
         const int rb = rows_for(nr);
         for (int i0 = 0; i0 < m->M; i0 += rb) {
             const int mr = m->M - i0 < rb ? m->M - i0 : rb;
-            int P2 = m->P2;
-            if (m->tri && P2 > (i0 + mr + 1) / 2)
+            int P2 = m->P2, nrr = nr;
+            if (m->tr == TRI_P && P2 > (i0 + mr + 1) / 2)
                 P2 = (i0 + mr + 1) / 2;
-            run_tile(m, mr, nr, i0, n0, P2);
+            if (m->tr == TRI_N) {
+                const int ne = (i0 + mr + 15) / 16 * 16;
+                if (n0 >= ne)
+                    continue;
+                if ((ne - n0) / 16 < nrr)
+                    nrr = (ne - n0) / 16;
+            }
+            run_tile(m, mr, nrr, i0, n0, P2);
         }
     }
 }
@@ -189,9 +218,9 @@ void gdn_chunk_bf16__avx512bf16(const gdn_chunk_args *a)
     float *x = pm + GDN_CHUNK_MAX * GDN_CHUNK_MAX;                  /* [2n][ld] X, Y (f32) */
     float *gam = x + 2 * GDN_CHUNK_MAX * GDN_CHUNK_LD_MAX;          /* [n] */
     float *wc = gam + GDN_CHUNK_MAX;                                /* [c] */
-    uint32_t *kqb = (uint32_t *)(void *)(wc + GDN_CHUNK_MAX);      /* [2n][dk2] */
-    uint32_t *stb = kqb + GDN_CHUNK_MAX * GDN_MAX_HEAD_DIM;         /* [dk2][ld] */
-    uint32_t *pmb = stb + GDN_MAX_HEAD_DIM / 2 * GDN_CHUNK_LD_MAX;  /* [n][c2] */
+    uint32_t *kqw = (uint32_t *)(void *)(wc + GDN_CHUNK_MAX);      /* [2n][dk2] */
+    uint32_t *stw = kqw + GDN_CHUNK_MAX * GDN_MAX_HEAD_DIM;         /* [dk2][ld] */
+    uint32_t *pmb = stw + GDN_MAX_HEAD_DIM / 2 * GDN_CHUNK_LD_MAX;  /* [n][c2] */
     uint32_t *ktwb = pmb + GDN_CHUNK_MAX * GDN_CHUNK_MAX / 2;       /* [dk][c2] */
     uint32_t *dlb = ktwb + GDN_MAX_HEAD_DIM * GDN_CHUNK_MAX / 2;    /* [n2][ld] */
     const int out = a->qk != NULL;
@@ -204,12 +233,19 @@ void gdn_chunk_bf16__avx512bf16(const gdn_chunk_args *a)
             _mm256_storeu_si256((__m256i *)(void *)(ktwb + k * c2 + b / 2),
                                 (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_loadu_ps(a->kt + k * c + b),
                                                                           _mm512_loadu_ps(wc + b))));
-    for (int r = 0; r < rows; r++)
-        cvt_row(a->kq + (int64_t)r * dk, dk, kqb + (int64_t)r * dk2);
-    pack_pairs(a->st, ld, dk, dv, stb, ld);
+    const uint32_t *kqb = a->kqb;
+    if (!kqb) {
+        for (int r = 0; r < rows; r++)
+            cvt_row(a->kq + (int64_t)r * dk, dk, kqw + (int64_t)r * dk2);
+        kqb = kqw;
+    }
+    /* S^T in bf16 pairs: the caller's copy (written by the previous chunk's update) or packed here */
+    uint32_t *stb = a->stb ? a->stb : stw;
+    if (!a->stb || !a->stb_valid)
+        pack_pairs(a->st, ld, dk, dv, stb, ld);
 
     /* X = K S^T, Y = Q S^T */
-    mmb mx = {rows, dv, dk2, kqb, dk2, stb, ld, x, ld, NULL, 0, NULL, 0.0f, 0};
+    mmb mx = {rows, dv, dk2, kqb, dk2, stb, ld, x, ld, NULL, 0, NULL, 0.0f, TRI_NONE, NULL, 0};
     gemm(&mx);
     /* B = b (v - gam X) */
     for (int r = 0; r < n; r++) {
@@ -225,9 +261,30 @@ void gdn_chunk_bf16__avx512bf16(const gdn_chunk_args *a)
     if (out) {
         for (int r = 0; r < n; r++)
             cvt_row(pm + r * c, c, pmb + r * c2);
-        mmb my = {n, dv, n2, pmb, c2, dlb, ld, a->y, a->ldy, x + n * ld, ld, gam, 0.0f, 1};
+        mmb my = {n, dv, n2, pmb, c2, dlb, ld, a->y, a->ldy, x + n * ld, ld, gam, 0.0f, TRI_P, NULL, 0};
         gemm(&my);
     }
-    mmb ms = {dk, dv, n2, ktwb, c2, dlb, ld, a->st, ld, a->st, ld, NULL, gam[n - 1], 0};
+    mmb ms = {dk, dv, n2, ktwb, c2, dlb, ld, a->st, ld, a->st, ld, NULL, gam[n - 1], TRI_NONE, a->stb, ld};
     gemm(&ms);
+}
+
+/* The key part with bf16 products: kq and kt in f32 (keys_prep, as the f32 kernel), kqb = kq in
+ * bf16 pairs, then K K^T and Q K^T from kqb and K^T in bf16 pairs (f32 accumulation), only the
+ * 16-column blocks at or left of the diagonal. */
+void gdn_chunk_keys_bf16__avx512bf16(const gdn_chunk_keys_args *a)
+{
+    const int n = a->n, dk = a->dk, c = (n + 15) / 16 * 16, dk2 = (dk + 1) / 2;
+    const int rows = a->q ? 2 * n : n;
+    uint32_t *ktb = a->work; /* [dk2][c] */
+    keys_prep(a);
+    for (int r = 0; r < rows; r++)
+        cvt_row(a->kq + (int64_t)r * dk, dk, a->kqb + (int64_t)r * dk2);
+    pack_pairs(a->kt, c, dk, c, ktb, c);
+    mmb m = {n, c, dk2, a->kqb, dk2, ktb, c, a->kk, c, NULL, 0, NULL, 0.0f, TRI_N, NULL, 0};
+    gemm(&m);
+    if (a->q) {
+        m.A = a->kqb + (int64_t)n * dk2;
+        m.C = a->qk;
+        gemm(&m);
+    }
 }

@@ -24,18 +24,17 @@
  * operations for every column, so the result of a column does not depend on dv, ld, the tile it
  * falls in, or the thread.
  *
- * gates and forward_subst are in chunk_avx512.h (shared with the bf16-product kernel).
+ * gates, forward_subst and the key part's norms and transpose (keys_prep) are in chunk_avx512.h
+ * (shared with the bf16-product kernels).
  *
  * Assumptions: value part dv % 16 == 0 and ld % 16 == 0 (the driver sends other sizes to scalar);
  * any 1 <= dk <= 256, 1 <= n <= GDN_CHUNK_MAX; no alignment needed (work is 64-byte aligned).
  */
 #include <immintrin.h>
-#include <math.h>
 #include <stdint.h>
 
 #include "cpu/chunked.h"
 #include "cpu/kernels/chunk_avx512.h"
-#include "cpu/kernels/transpose_avx512.h"
 
 enum { MR = 12, NR = GDN_CK_NR };
 
@@ -168,70 +167,11 @@ void gdn_chunk_transpose_f32__avx512(const float *src, int64_t ls, int rows, int
     }
 }
 
-/* kt[k][r] = k_r[k] for r < n, 0 for n <= r < c. */
-static void transpose_k(const float *kq, int n, int dk, int c, float *kt)
-{
-    for (int r0 = 0; r0 < c; r0 += 16) {
-        for (int k0 = 0; k0 < dk; k0 += 16) {
-            const int kn = dk - k0 < 16 ? dk - k0 : 16;
-            const __mmask16 km = (__mmask16)((1u << kn) - 1u);
-            __m512 m[16];
-#pragma GCC unroll 16
-            for (int i = 0; i < 16; i++)
-                m[i] = r0 + i < n ? _mm512_maskz_loadu_ps(km, kq + (int64_t)(r0 + i) * dk + k0) : _mm512_setzero_ps();
-            transpose16(m);
-#pragma GCC unroll 16
-            for (int i = 0; i < 16; i++)
-                if (i < kn)
-                    _mm512_storeu_ps(kt + (int64_t)(k0 + i) * c + r0, m[i]);
-        }
-    }
-}
-
-/* dst[0..dk) = s * x[0..dk) */
-static void scale_row(const float *x, int dk, float s, float *dst)
-{
-    const __m512 sv = _mm512_set1_ps(s);
-    int i = 0;
-    for (; i + 16 <= dk; i += 16)
-        _mm512_storeu_ps(dst + i, _mm512_mul_ps(sv, _mm512_loadu_ps(x + i)));
-    if (i < dk) {
-        const __mmask16 m = (__mmask16)((1u << (dk - i)) - 1u);
-        _mm512_mask_storeu_ps(dst + i, m, _mm512_mul_ps(sv, _mm512_maskz_loadu_ps(m, x + i)));
-    }
-}
-
-/* 1 / sqrt(sum x^2 + 1e-6) */
-static float inv_norm(const float *x, int dk)
-{
-    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-    int i = 0;
-    for (; i + 32 <= dk; i += 32) {
-        const __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16);
-        a0 = _mm512_fmadd_ps(x0, x0, a0);
-        a1 = _mm512_fmadd_ps(x1, x1, a1);
-    }
-    for (; i < dk; i += 16) {
-        const __mmask16 m = dk - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (dk - i)) - 1u);
-        const __m512 x0 = _mm512_maskz_loadu_ps(m, x + i);
-        a0 = _mm512_fmadd_ps(x0, x0, a0);
-    }
-    return 1.0f / sqrtf(_mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) + 1e-6f);
-}
-
 void gdn_chunk_keys_f32__avx512(const gdn_chunk_keys_args *a)
 {
     const int n = a->n, dk = a->dk, c = (n + 15) / 16 * 16;
     float *K = a->kq, *Q = a->kq + (int64_t)n * dk;
-    for (int r = 0; r < n; r++) {
-        const float *kr = a->k + r * a->ks;
-        scale_row(kr, dk, a->l2norm ? inv_norm(kr, dk) : 1.0f, K + (int64_t)r * dk);
-        if (a->q) {
-            const float *qr = a->q + r * a->qs;
-            scale_row(qr, dk, a->l2norm ? a->scale * inv_norm(qr, dk) : a->scale, Q + (int64_t)r * dk);
-        }
-    }
-    transpose_k(K, n, dk, c, a->kt);
+    keys_prep(a);
     mm m = {n, c, dk, K, dk, a->kt, c, a->kk, c, NULL, 0, NULL, 0.0f, TRI_N};
     gemm(&m);
     if (a->q) {
