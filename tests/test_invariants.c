@@ -8,7 +8,8 @@
  *   equals never having drafted; empty sequences leave their state untouched (in place) or copy it
  *   (moving); a negative read slot means zeros; capturing the state after a sequence's last token
  *   into its own write slot (capture pool = state pool) stores the final state there, dense and
- *   packed (also against the float64 reference); the chunked algorithm equals the token loop at
+ *   packed (also against the float64 reference); the fused raw gate equals the log gate fed with the
+ *   formula's values; the chunked algorithm equals the token loop at
  *   lengths around the chunk boundaries (dense, split, packed with empty sequences), and with
  *   zero-stride inputs equals itself on materialised copies.
  * Tolerance 1e-5 relative RMS; "bitwise" where the same kernel path guarantees it (same call
@@ -69,6 +70,7 @@ typedef struct layer {
     gdn_problem p;
     int64_t L;
     float *q, *k, *v, *g, *beta;
+    const float *A_log, *dt_bias; /* [Hv], the raw gate only */
     size_t hs; /* floats per slot: Hv * Dv * Dk */
 } layer;
 
@@ -78,6 +80,7 @@ static void layer_make(layer *ly, const gdn_problem *p, int64_t L, uint64_t seed
     gdn_rng_seed(&r, seed);
     ly->p = *p;
     ly->L = L;
+    ly->A_log = ly->dt_bias = NULL;
     const int Hk = p->num_k_heads, Hv = p->num_v_heads, Dk = p->k_dim, Dv = p->v_dim;
     ly->q = (float *)malloc(sizeof(float) * (size_t)(L * Hk * Dk + 1));
     ly->k = (float *)malloc(sizeof(float) * (size_t)(L * Hk * Dk + 1));
@@ -190,6 +193,8 @@ static gdn_status run(gdn_context *ctx, const layer *ly, const call *c)
     t.v = gdn_tensor_contiguous(ly->v + t0 * Hv * Dv, 4, sv);
     t.g = gdn_tensor_contiguous(ly->g + t0 * Hv, 3, sg);
     t.beta = gdn_tensor_contiguous(ly->beta + t0 * Hv, 3, sg);
+    t.A_log = ly->A_log;
+    t.dt_bias = ly->dt_bias;
     if (c->out)
         t.out = gdn_tensor_contiguous(c->out, 4, sv);
     const int64_t R = kv ? Dk : Dv, C = kv ? Dv : Dk;
@@ -733,6 +738,51 @@ static void inv_capture_last_in_write_slot(gdn_isa isa, const gdn_problem *p)
     }
 }
 
+/* The fused gate (GDN_GATE_RAW: g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b), in the kernel)
+ * equals the log gate fed with the formula's values computed here in f32: token loop and chunked. */
+static void inv_fused_gate(gdn_context *ctx, const layer *ly)
+{
+    const gdn_problem *p = &ly->p;
+    const int64_t Hv = p->num_v_heads, ys = Hv * (int64_t)p->v_dim;
+    float A_log[64], dt_bias[64];
+    for (int64_t h = 0; h < Hv && h < 64; h++) {
+        A_log[h] = logf(1.0f + 1.5f * (float)h);     /* exp(A_log) in [1, ~10] */
+        dt_bias[h] = -4.0f + 0.7f * (float)(h % 5);  /* softplus(a + dt_bias) around 0.02 .. 0.5 */
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        const int64_t T = pass ? 40 : 5; /* 40: chunked under AUTO; 5: the token loop */
+        layer raw = *ly, lg = *ly;
+        raw.p.gate = GDN_GATE_RAW;
+        raw.A_log = A_log;
+        raw.dt_bias = dt_bias;
+        /* a = ly->g (small negative numbers), b = 4 * ly->beta - 2 */
+        float *b = fmalloc((size_t)(T * Hv)), *gl = fmalloc((size_t)(T * Hv)), *bl = fmalloc((size_t)(T * Hv));
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t h = 0; h < Hv; h++) {
+                const int64_t i = t * Hv + h;
+                b[i] = 4.0f * ly->beta[i] - 2.0f;
+                const float x = ly->g[i] + dt_bias[h];
+                const float sp = x > 20.0f ? x : log1pf(expf(x));
+                gl[i] = -expf(A_log[h]) * sp;
+                bl[i] = 1.0f / (1.0f + expf(-b[i]));
+            }
+        raw.beta = b;
+        lg.g = gl;
+        lg.beta = bl;
+        float *pr = random_states(ly->hs, 21), *pl = fmalloc(ly->hs), *yr = fmalloc((size_t)(T * ys)),
+              *yl = fmalloc((size_t)(T * ys));
+        memcpy(pl, pr, ly->hs * sizeof(float));
+        call cr = dense(0, T, yr, pr, 1, NULL, NULL), cl = dense(0, T, yl, pl, 1, NULL, NULL);
+        expect_ok("fused gate", run(ctx, &raw, &cr), ctx);
+        expect_ok("log gate with the formula's values", run(ctx, &lg, &cl), ctx);
+        expect(pass ? "fused gate == formula's values (chunked): out" : "fused gate == formula's values: out", yr, yl,
+               (size_t)(T * ys), 0);
+        expect(pass ? "fused gate == formula's values (chunked): state" : "fused gate == formula's values: state", pr,
+               pl, ly->hs, 0);
+    }
+    scratch_free();
+}
+
 int main(void)
 {
     static const gdn_isa ISAS[] = {GDN_ISA_SCALAR, GDN_ISA_AVX2, GDN_ISA_AVX512};
@@ -768,6 +818,7 @@ int main(void)
             inv_headmap(ctx, &ly);
             inv_varlen(ctx, &ly);
             inv_replay(ctx, &ly);
+            inv_fused_gate(ctx, &ly);
             inv_zero_strides(ctx, &ly);
             inv_chunked(ctx, &ly);
             inv_strided(ctx, isa, &p);
