@@ -477,6 +477,19 @@ static void inv_replay(gdn_context *ctx, const layer *ly)
             printf("FAIL %s: num_tokens: outputs past the count were written\n", where);
         }
     }
+    /* every accepted count n = 0..W: replay (num_tokens = n) equals the captured state after token n
+     * (the pre-verify state for n = 0) */
+    for (int32_t na = 0; na <= (int32_t)W; na++) {
+        float *p3 = fmalloc((size_t)S * hs);
+        memcpy(p3, pool, (size_t)S * hs * sizeof(float));
+        const int32_t w5b = 5;
+        call rr = dense(0, W, NULL, p3, S, &r0, &w5b);
+        rr.num_tokens = &na;
+        expect_ok("replay of n accepted tokens", run(ctx, ly, &rr), ctx);
+        char what[96];
+        snprintf(what, sizeof what, "replay of %d accepted tokens == the state captured after them", (int)na);
+        expect(what, p3 + 5 * hs, na ? pool + (size_t)cs[na - 1] * hs : a0, hs, 0);
+    }
     /* packed, three sequences (3, 0 and 4 tokens) run for 2, 0 and 4 of them: equal to separate calls */
     {
         const int32_t cu[4] = {0, 3, 3, 7}, cnt[3] = {2, 0, 4}, rs[3] = {0, 1, 2}, ws[3] = {3, 4, 5};
