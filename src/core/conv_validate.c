@@ -21,81 +21,6 @@
         return (status);                           \
     } while (0)
 
-/* "[2,16,8192]" into buf; returns buf (called only when a message is due). */
-static const char *format_shape(char *buf, size_t len, int ndim, const int64_t *shape)
-{
-    size_t used = 0;
-    used += (size_t)snprintf(buf + used, len - used, "[");
-    for (int i = 0; i < ndim && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, i ? ",%lld" : "%lld", (long long)shape[i]);
-    if (used < len)
-        snprintf(buf + used, len - used, "]");
-    return buf;
-}
-
-/* Check a view's data, rank, shape and strides against the expected shape; resolve strides. (The same
- * rules as validate.c's check_view for gdn_forward.) */
-static gdn_status check_view(const char *name, const gdn_tensor *t, int ndim, const int64_t *shape,
-                             const char *dims, int is_output, gdn_view *view, char *err, size_t err_len)
-{
-    char want[96], got[96];
-#define WANT format_shape(want, sizeof want, ndim, shape)
-    if (!t->data)
-        FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: data is NULL", name);
-    if (t->ndim != ndim) {
-        if (t->ndim < 0 || t->ndim > GDN_MAX_DIMS)
-            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected %d dims %s %s, got ndim = %d", name, ndim, dims, WANT,
-                 t->ndim);
-        format_shape(got, sizeof got, t->ndim, t->shape);
-        FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected %d dims %s %s, got %d dims %s", name, ndim, dims, WANT,
-             t->ndim, got);
-    }
-    for (int i = 0; i < ndim; i++) {
-        if (t->shape[i] != shape[i]) {
-            format_shape(got, sizeof got, t->ndim, t->shape);
-            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: expected shape %s %s, got %s", name, WANT, dims, got);
-        }
-    }
-    int all_zero = 1;
-    for (int i = 0; i < ndim; i++)
-        all_zero &= t->strides[i] == 0;
-    if (all_zero) {
-        int64_t s = 1;
-        for (int i = ndim - 1; i >= 0; i--) {
-            view->st[i] = s;
-            if (shape[i] > 0 && s > (INT64_C(1) << 56) / shape[i])
-                FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: shape %s spans more than 2^56 elements", name, WANT);
-            s *= shape[i];
-        }
-    } else {
-        for (int i = 0; i < ndim; i++) {
-            if (t->strides[i] < 0)
-                FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: strides[%d] = %lld is negative", name, i,
-                     (long long)t->strides[i]);
-            if (is_output && t->strides[i] == 0 && shape[i] > 1)
-                FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: strides[%d] = 0 on a dimension of extent %lld would make "
-                     "writes overlap", name, i, (long long)shape[i]);
-            view->st[i] = t->strides[i];
-        }
-    }
-    for (int i = ndim; i < GDN_MAX_DIMS; i++)
-        view->st[i] = 0;
-    int64_t last = 0;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] == 0)
-            break;
-        if (shape[i] > 1 && view->st[i] > (INT64_C(1) << 56) / (shape[i] - 1))
-            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: extent %lld times stride %lld of dimension %d overflows the "
-                 "addressable range", name, (long long)shape[i], (long long)view->st[i], i);
-        last += (shape[i] - 1) * view->st[i];
-        if (last > (INT64_C(1) << 56))
-            FAIL(GDN_STATUS_INVALID_ARGUMENT, "%s: shape %s with these strides spans more than 2^56 elements",
-                 name, WANT);
-    }
-    view->data = (char *)t->data;
-    return GDN_STATUS_SUCCESS;
-}
-#undef WANT
 
 /* The shadow call of gdn_plan_make: batch as given; with_slots = 0: no pool, no capture (batch and
  * cu_seqlens only); 1: the conv's state pool and slot capture pool as [slots,1,1,1] pools. */
@@ -172,13 +97,13 @@ static gdn_status conv_plan_make(gdn_conv_plan *p, const gdn_conv_problem *pr, c
     /* tensors */
     {
         const int64_t sx[3] = {B, T, C}, sw[2] = {C, W};
-        if ((st = check_view("x", &te->x, 3, sx, "[B,T,C]", 0, &p->x, err, err_len)))
+        if ((st = gdn_check_view("x", &te->x, 3, sx, "[B,T,C]", 0, &p->x, err, err_len)))
             return st;
-        if ((st = check_view("weight", &te->weight, 2, sw, "[C,W]", 0, &p->weight, err, err_len)))
+        if ((st = gdn_check_view("weight", &te->weight, 2, sw, "[C,W]", 0, &p->weight, err, err_len)))
             return st;
         p->bias = te->bias;
         if (te->y.data) {
-            if ((st = check_view("y", &te->y, 3, sx, "[B,T,C]", 1, &p->y, err, err_len)))
+            if ((st = gdn_check_view("y", &te->y, 3, sx, "[B,T,C]", 1, &p->y, err, err_len)))
                 return st;
             p->has_y = 1;
         }
@@ -188,7 +113,7 @@ static gdn_status conv_plan_make(gdn_conv_plan *p, const gdn_conv_problem *pr, c
         if (t->ndim != 3 || t->shape[0] < 1)
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "state.pool: expected 3 dims [slots,C,W-1] with at least one slot");
         const int64_t ss[3] = {t->shape[0], C, K};
-        if ((st = check_view("state.pool", t, 3, ss, "[slots,C,W-1]", 1, &p->pool, err, err_len)))
+        if ((st = gdn_check_view("state.pool", t, 3, ss, "[slots,C,W-1]", 1, &p->pool, err, err_len)))
             return st;
     }
     switch (te->capture.mode) {
@@ -196,7 +121,7 @@ static gdn_status conv_plan_make(gdn_conv_plan *p, const gdn_conv_problem *pr, c
         break;
     case GDN_CAPTURE_DENSE: {
         const int64_t sc[4] = {B, T, C, K};
-        if ((st = check_view("capture.states", &te->capture.states, 4, sc, "[B,T,C,W-1]", 1, &p->cap, err,
+        if ((st = gdn_check_view("capture.states", &te->capture.states, 4, sc, "[B,T,C,W-1]", 1, &p->cap, err,
                              err_len)))
             return st;
         break;
@@ -209,7 +134,7 @@ static gdn_status conv_plan_make(gdn_conv_plan *p, const gdn_conv_problem *pr, c
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.states: expected 3 dims [slots,C,W-1] with at least one "
                  "slot");
         const int64_t ss[3] = {t->shape[0], C, K};
-        if ((st = check_view("capture.states", t, 3, ss, "[slots,C,W-1]", 1, &p->cap, err, err_len)))
+        if ((st = gdn_check_view("capture.states", t, 3, ss, "[slots,C,W-1]", 1, &p->cap, err, err_len)))
             return st;
         if (!te->capture.slots)
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.slots: is NULL (required by slot capture)");

@@ -58,6 +58,12 @@ typedef struct gdn_plan {
     int64_t cap_slots_stride;
 } gdn_plan;
 
+/* Check a view's data, rank, shape and strides against the expected shape (dims: their names, for
+ * messages); resolve its strides into view. Outputs (is_output) may not overlap themselves. Shared by
+ * every op's validator. On failure writes a message naming the view into err. */
+gdn_status gdn_check_view(const char *name, const gdn_tensor *t, int ndim, const int64_t *shape, const char *dims,
+                          int is_output, gdn_view *view, char *err, size_t err_len);
+
 /* Validate and resolve. On failure writes a message naming the argument into err. */
 gdn_status gdn_plan_make(gdn_plan *plan, const gdn_problem *problem, const gdn_batch *batch,
                          const gdn_tensors *tensors, gdn_slot_checker *slots, char *err, size_t err_len);

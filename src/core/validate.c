@@ -29,8 +29,7 @@ static const char *format_shape(char *buf, size_t len, int ndim, const int64_t *
     return buf;
 }
 
-/* Check a view's data, rank, shape and strides against the expected shape; resolve strides. */
-static gdn_status check_view(const char *name, const gdn_tensor *t, int ndim, const int64_t *shape,
+gdn_status gdn_check_view(const char *name, const gdn_tensor *t, int ndim, const int64_t *shape,
                              const char *dims, int is_output, gdn_view *view, char *err, size_t err_len)
 {
     char want[96], got[96];
@@ -411,18 +410,18 @@ static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch 
     const int64_t B = p->B, T = p->T, Hk = p->Hk, Hv = p->Hv, Dk = p->Dk, Dv = p->Dv;
     {
         const int64_t sq[4] = {B, T, Hk, Dk}, sv[4] = {B, T, Hv, Dv}, sg[3] = {B, T, Hv};
-        if ((st = check_view("q", &te->q, 4, sq, "[B,T,Hk,Dk]", 0, &p->q, err, err_len)))
+        if ((st = gdn_check_view("q", &te->q, 4, sq, "[B,T,Hk,Dk]", 0, &p->q, err, err_len)))
             return st;
-        if ((st = check_view("k", &te->k, 4, sq, "[B,T,Hk,Dk]", 0, &p->k, err, err_len)))
+        if ((st = gdn_check_view("k", &te->k, 4, sq, "[B,T,Hk,Dk]", 0, &p->k, err, err_len)))
             return st;
-        if ((st = check_view("v", &te->v, 4, sv, "[B,T,Hv,Dv]", 0, &p->v, err, err_len)))
+        if ((st = gdn_check_view("v", &te->v, 4, sv, "[B,T,Hv,Dv]", 0, &p->v, err, err_len)))
             return st;
-        if ((st = check_view("g", &te->g, 3, sg, "[B,T,Hv]", 0, &p->g, err, err_len)))
+        if ((st = gdn_check_view("g", &te->g, 3, sg, "[B,T,Hv]", 0, &p->g, err, err_len)))
             return st;
-        if ((st = check_view("beta", &te->beta, 3, sg, "[B,T,Hv]", 0, &p->beta, err, err_len)))
+        if ((st = gdn_check_view("beta", &te->beta, 3, sg, "[B,T,Hv]", 0, &p->beta, err, err_len)))
             return st;
         if (te->out.data) {
-            if ((st = check_view("out", &te->out, 4, sv, "[B,T,Hv,Dv]", 1, &p->out, err, err_len)))
+            if ((st = gdn_check_view("out", &te->out, 4, sv, "[B,T,Hv,Dv]", 1, &p->out, err, err_len)))
                 return st;
             p->has_out = 1;
         }
@@ -442,7 +441,7 @@ static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch 
         if (t->ndim != 4 || t->shape[0] < 1)
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "state.pool: expected 4 dims %s with at least one slot", sdims);
         const int64_t ss[4] = {t->shape[0], Hv, r_dim, c_dim};
-        if ((st = check_view("state.pool", t, 4, ss, sdims, 1, &p->pool, err, err_len)))
+        if ((st = gdn_check_view("state.pool", t, 4, ss, sdims, 1, &p->pool, err, err_len)))
             return st;
         p->has_pool = 1;
         p->num_slots = t->shape[0];
@@ -455,7 +454,7 @@ static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch 
         break;
     case GDN_CAPTURE_DENSE: {
         const int64_t sc[5] = {B, T, Hv, r_dim, c_dim};
-        if ((st = check_view("capture.states", &te->capture.states, 5, sc,
+        if ((st = gdn_check_view("capture.states", &te->capture.states, 5, sc,
                              p->layout == GDN_STATE_VK ? "[B,T,Hv,Dv,Dk]" : "[B,T,Hv,Dk,Dv]", 1, &p->cap, err,
                              err_len)))
             return st;
@@ -468,7 +467,7 @@ static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch 
         if (t->ndim != 4 || t->shape[0] < 1)
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.states: expected 4 dims %s with at least one slot", sdims);
         const int64_t ss[4] = {t->shape[0], Hv, r_dim, c_dim};
-        if ((st = check_view("capture.states", t, 4, ss, sdims, 1, &p->cap, err, err_len)))
+        if ((st = gdn_check_view("capture.states", t, 4, ss, sdims, 1, &p->cap, err, err_len)))
             return st;
         if (!te->capture.slots)
             FAIL(GDN_STATUS_INVALID_ARGUMENT, "capture.slots: is NULL (required by slot capture)");
