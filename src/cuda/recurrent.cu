@@ -96,6 +96,39 @@ __device__ __forceinline__ int64_t ld_cu(const gdn_cuda_params &P, int64_t i)
     return P.cu_i64 ? ((const int64_t *)P.cu)[i] : (int64_t)((const int32_t *)P.cu)[i];
 }
 
+/* Sequence n's batch row and tokens [t0, t1) (a bad cu_seqlens entry: no tokens; the check reports it). */
+__device__ __forceinline__ void seq_tokens(const gdn_cuda_params &P, int64_t n, int64_t *b, int64_t *t0, int64_t *t1)
+{
+    if (P.cu) {
+        *b = 0;
+        *t0 = ld_cu(P, n);
+        *t1 = ld_cu(P, n + 1);
+        if (!(*t0 >= 0 && *t0 <= *t1 && *t1 <= P.T))
+            *t0 = *t1 = 0;
+    } else {
+        *b = n;
+        *t0 = 0;
+        *t1 = P.T;
+    }
+}
+
+/* Sequence n's read slot, or -1 (no pool, or out of range: not read; the check reports it). */
+__device__ __forceinline__ int64_t seq_read_slot(const gdn_cuda_params &P, int64_t n)
+{
+    if (!P.pool)
+        return -1;
+    const int64_t rs = P.read_slots ? (int64_t)P.read_slots[n] : n;
+    return rs >= P.num_slots ? -1 : rs;
+}
+
+/* Sequence n's write slot (the read slot by default), or -1 without a pool. */
+__device__ __forceinline__ int64_t seq_write_slot(const gdn_cuda_params &P, int64_t n)
+{
+    if (!P.pool)
+        return -1;
+    return P.write_slots ? (int64_t)P.write_slots[n] : (P.read_slots ? (int64_t)P.read_slots[n] : n);
+}
+
 __device__ __forceinline__ float softplus_f(float x)
 {
     return x > 20.0f ? x : log1pf(expf(x));
@@ -523,26 +556,9 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
         const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
         const int r0 = tile * RW;
 
-        /* the sequence's tokens (a bad cu_seqlens entry: no tokens; the check reports it) */
         int64_t b, t0, t1;
-        if (P.cu) {
-            b = 0;
-            t0 = ld_cu(P, n);
-            t1 = ld_cu(P, n + 1);
-            if (!(t0 >= 0 && t0 <= t1 && t1 <= P.T))
-                t0 = t1 = 0;
-        } else {
-            b = n;
-            t0 = 0;
-            t1 = P.T;
-        }
-        /* the read slot (out of range: not read; the check reports it) */
-        int64_t rs = -1;
-        if (P.pool) {
-            rs = P.read_slots ? (int64_t)P.read_slots[n] : n;
-            if (rs >= P.num_slots)
-                rs = -1;
-        }
+        seq_tokens(P, n, &b, &t0, &t1);
+        const int64_t rs = seq_read_slot(P, n);
 
         /* the state tile, once */
         float4 s[RPT][KV];
@@ -584,9 +600,7 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
             if (__ldcg(&P.words->call_error))
                 return; /* the same answer for every warp: this call writes nothing */
         }
-        int64_t ws = -1;
-        if (P.pool)
-            ws = P.write_slots ? (int64_t)P.write_slots[n] : (P.read_slots ? (int64_t)P.read_slots[n] : n);
+        const int64_t ws = seq_write_slot(P, n);
 
         if constexpr (!STAGED) {
             /* T = 1 (dense): the token's inputs went straight to registers above */
@@ -864,23 +878,8 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
         const int rb = tile * BR, r0 = rb + warp * RW;
 
         int64_t b, t0, t1;
-        if (P.cu) {
-            b = 0;
-            t0 = ld_cu(P, n);
-            t1 = ld_cu(P, n + 1);
-            if (!(t0 >= 0 && t0 <= t1 && t1 <= P.T))
-                t0 = t1 = 0;
-        } else {
-            b = n;
-            t0 = 0;
-            t1 = P.T;
-        }
-        int64_t rs = -1;
-        if (P.pool) {
-            rs = P.read_slots ? (int64_t)P.read_slots[n] : n;
-            if (rs >= P.num_slots)
-                rs = -1;
-        }
+        seq_tokens(P, n, &b, &t0, &t1);
+        const int64_t rs = seq_read_slot(P, n);
         float4 s[RPT][KV];
         {
             const float *src = rs >= 0 ? P.pool + rs * P.ps[0] + (int64_t)h * P.ps[1] : nullptr;
@@ -906,9 +905,7 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
             if (__ldcg(&P.words->call_error))
                 return; /* the same answer for every thread: this call writes nothing */
         }
-        int64_t ws = -1;
-        if (P.pool)
-            ws = P.write_slots ? (int64_t)P.write_slots[n] : (P.read_slots ? (int64_t)P.read_slots[n] : n);
+        const int64_t ws = seq_write_slot(P, n);
 
         for (int64_t tc = t0; tc < t1; tc += CH) {
             const int nt = (int)(t1 - tc < CH ? t1 - tc : CH);
