@@ -633,14 +633,11 @@ static void json_num(const char *key, double x)
         printf(",\"%s\":null", key);
 }
 
-/* The algorithm and kernel that run a case (auto: chunked from gdn_chunk_auto_min_t(Dk) tokens on
- * when nothing is captured, cpu/chunked.c); kbuf receives a chunked kernel's name. */
-static const char *case_kernel(const bench_env *env, const bench_case *c, const char **algo, char *kbuf, size_t len)
+/* The algorithm and kernel that run a case (gdn_context_kernel_for: AUTO's crossover, precision, capture). */
+static const char *case_kernel(const bench_env *env, const bench_case *c, const char **algo)
 {
     const char *k = gdn_context_kernel_for(env->ctx, &env->p, c->T, c->capture);
     *algo = strncmp(k, "chunk", 5) == 0 ? "chunked" : "recurrent";
-    (void)kbuf;
-    (void)len;
     return k;
 }
 
@@ -648,8 +645,7 @@ static void print_json(const bench_env *env, const bench_case *c, const bench_re
 {
     const gdn_problem *p = &env->p;
     double sec = r->median_us * 1e-6;
-    char kbuf[48];
-    const char *algo, *kernel = case_kernel(env, c, &algo, kbuf, sizeof kbuf);
+    const char *algo, *kernel = case_kernel(env, c, &algo);
     printf("{\"op\":\"%s\",\"backend\":\"%s\",\"algo\":\"%s\",\"dtype\":\"%s\",\"out_dtype\":\"%s\","
            "\"state_dtype\":\"f32\",\"isa\":\"%s\",\"kernel\":\"%s\",\"model\":\"%s\"",
            c->op, env->cuda ? "cuda" : "cpu", algo, tool_dtype_names[p->dtype], tool_dtype_names[p->out_dtype],

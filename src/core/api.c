@@ -209,9 +209,7 @@ const char *gdn_context_kernel_for(const gdn_context *ctx, const gdn_problem *pr
         return gdn_cuda_kernel_name(dk);
 #endif
     /* the rule of gdn_cpu_use_chunked (cpu/chunked.c), then its choice of value kernel */
-    const int chunked = !capture && (problem->algo == GDN_ALGO_CHUNKED ||
-                                     (problem->algo == GDN_ALGO_AUTO && tokens >= gdn_chunk_auto_min_t(dk)));
-    if (!chunked)
+    if (!gdn_chunk_chosen(problem->algo, capture, tokens, dk))
         return dk % 16 == 0 ? ctx->recurrent_name : "recurrent_f32__scalar";
     if (dv % 16 != 0)
         return "chunk_f32__scalar";

@@ -78,15 +78,9 @@ size_t gdn_cpu_chunked_scratch_floats(void)
 
 int gdn_cpu_use_chunked(const gdn_plan *p, int64_t n)
 {
-    if (p->cap_mode != GDN_CAPTURE_NONE)
-        return 0;
-    if (p->algo == GDN_ALGO_CHUNKED)
-        return 1;
-    if (p->algo != GDN_ALGO_AUTO)
-        return 0;
     int64_t b, t0, t1;
     gdn_plan_seq(p, n, &b, &t0, &t1);
-    return t1 - t0 >= gdn_chunk_auto_min_t(p->Dk);
+    return gdn_chunk_chosen(p->algo, p->cap_mode != GDN_CAPTURE_NONE, t1 - t0, p->Dk);
 }
 
 /* Element strides of a head's state along v (rows of S) and k, whatever the layout. */

@@ -83,6 +83,15 @@ static inline int gdn_chunk_auto_min_t(int dk)
 {
     return dk <= 128 ? GDN_CHUNK_AUTO_MIN_T : GDN_CHUNK_AUTO_MIN_T_LARGE;
 }
+
+/* Whether a sequence of `tokens` tokens runs chunked: never with capture, always when forced, from
+ * gdn_chunk_auto_min_t(dk) tokens under AUTO. */
+static inline int gdn_chunk_chosen(gdn_algo algo, int capture, int64_t tokens, int dk)
+{
+    if (capture)
+        return 0;
+    return algo == GDN_ALGO_CHUNKED || (algo == GDN_ALGO_AUTO && tokens >= gdn_chunk_auto_min_t(dk));
+}
 #define GDN_CHUNK_LD_MAX (GDN_MAX_HEAD_DIM + 16)
 
 /* Tokens per chunk of the bf16-product value kernel (problem.precision BF16); measured (docs/PERF.md). */
