@@ -9,10 +9,11 @@
  * written once, plus every captured state (f32, Hv*Dk*Dv*4 bytes each), over the median time.
  * Inputs are random (never zeros). Also measured: a device-to-device copy (bytes read + written).
  *
- * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--one B T]   (exit 0 when every case ran)
+ * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--j-sweep] [--one B T]   (exit 0 when every case ran)
  * --fast-sweep: the decode and verify cases on the general kernels (GDN_CUDA_FAST=0) and on the fast
  * path forced (GDN_CUDA_FAST=1) with 8, 16 and 32 lanes per state row (GDN_CUDA_FAST_LPR; plus 200:
- * decode through the staged kernel).
+ * decode through the staged kernel). --j-sweep: the large-batch decode and verify cases with the fast
+ * path's CTAs walking 1, 2, 4 and 8 state tiles (GDN_CUDA_FAST_J), at 8 and 16 lanes per row.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -192,7 +193,7 @@ static gdn_context *make_ctx(void *stream)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, sweep = 0, fast_sweep = 0;
+    int quick = 0, sweep = 0, fast_sweep = 0, j_sweep = 0;
     long long oneB = 0, oneT = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -204,6 +205,8 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(argv[i], "--rpt-sweep"))
             sweep = 1;
+        else if (!strcmp(argv[i], "--j-sweep"))
+            j_sweep = 1;
         else if (!strcmp(argv[i], "--fast-sweep"))
             fast_sweep = 1;
     }
@@ -326,6 +329,33 @@ int main(int argc, char **argv)
             gdn_context_destroy(ctx);
         }
         unsetenv("GDN_CUDA_FAST");
+        unsetenv("GDN_CUDA_FAST_LPR");
+    }
+    if (j_sweep) {
+        static const bcase JS[] = {
+            {"decode", 8, 1, GDN_CAPTURE_NONE, 0, 0},
+            {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0},
+            {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0},
+            {"verify, no capture", 8, 4, GDN_CAPTURE_NONE, 0, 0},
+            {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0},
+            {"verify, no capture", 256, 4, GDN_CAPTURE_NONE, 0, 0},
+        };
+        static const char *MODES[][2] = {{"1", "8"}, {"2", "8"}, {"4", "8"}, {"8", "8"},
+                                         {"1", "16"}, {"2", "16"}, {"4", "16"}, {"8", "16"}};
+        setenv("GDN_CUDA_FAST", "1", 1);
+        for (size_t m = 0; m < sizeof MODES / sizeof MODES[0]; m++) {
+            setenv("GDN_CUDA_FAST_J", MODES[m][0], 1);
+            setenv("GDN_CUDA_FAST_LPR", MODES[m][1], 1);
+            printf("-- GDN_CUDA_FAST_J=%s GDN_CUDA_FAST_LPR=%s\n", MODES[m][0], MODES[m][1]);
+            ctx = make_ctx(stream);
+            if (!ctx)
+                return 1;
+            for (size_t i = 0; i < sizeof JS / sizeof JS[0]; i++)
+                bad += !run(ctx, &JS[i], quick ? 30 : 100, copy_bw);
+            gdn_context_destroy(ctx);
+        }
+        unsetenv("GDN_CUDA_FAST");
+        unsetenv("GDN_CUDA_FAST_J");
         unsetenv("GDN_CUDA_FAST_LPR");
     }
     gdn_cuda_stream_destroy(stream);

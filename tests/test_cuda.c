@@ -311,7 +311,22 @@ static void run_large(void)
     c.capture_in_pool = 1;
     c.seed = 12;
     failed += !run_case(&c, "large B=3000 T=2 capture", 0);
-    printf("large: 2 cases, %d failed, %.1f s\n", failed, now() - t0);
+    /* the Qwen3.6 shape at a batch where the fast path's CTAs walk several state tiles (J > 1) */
+    for (int T = 1; T <= 4; T += 3) {
+        memset(&c, 0, sizeof c);
+        c.problem.num_k_heads = 16;
+        c.problem.num_v_heads = 32;
+        c.problem.k_dim = c.problem.v_dim = 128;
+        c.problem.dtype = GDN_DTYPE_BF16;
+        c.problem.qk_l2norm = 1;
+        c.B = 48;
+        c.T = T;
+        c.pool = GDN_CHECK_POOL_INPLACE;
+        c.default_slots = 1;
+        c.seed = 13 + (uint64_t)T;
+        failed += !run_case(&c, T == 1 ? "large B=48 T=1 fast path, tiles per CTA" : "large B=48 T=4 fast path, tiles per CTA", 0);
+    }
+    printf("large: 4 cases, %d failed, %.1f s\n", failed, now() - t0);
 }
 
 /* --- 4. determinism ----------------------------------------------------------------------------- */

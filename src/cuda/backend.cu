@@ -21,6 +21,8 @@ struct gdn_cuda_context {
     int rpt;                     /* GDN_CUDA_RPT (tuning): rows per thread, 0 = automatic */
     int fast;                    /* GDN_CUDA_FAST (tests, tuning): -1 automatic, 0 never, 1 whenever it qualifies */
     int fast_lpr;                /* GDN_CUDA_FAST_LPR (tuning): lanes per row of the fast path, 0 = automatic */
+    int fast_j;                  /* GDN_CUDA_FAST_J (tests, tuning): state tiles per CTA of the fast path
+                                    (1, 2, 4 or 8), 0 = automatic */
     gdn_cuda_words *words;       /* device */
     gdn_cuda_words *host_words;  /* pinned, for synchronize */
     unsigned long long *stamps;  /* device, zero between calls */
@@ -104,6 +106,8 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->fast = fast && fast[0] == '0' ? 0 : fast && fast[0] == '1' ? 1 : -1;
     const char *fast_lpr = getenv("GDN_CUDA_FAST_LPR");
     c->fast_lpr = fast_lpr ? atoi(fast_lpr) : 0;
+    const char *fast_j = getenv("GDN_CUDA_FAST_J");
+    c->fast_j = fast_j ? atoi(fast_j) : 0;
     if ((e = cudaMalloc((void **)&c->words, sizeof *c->words)) != cudaSuccess ||
         (e = cudaMemset(c->words, 0, sizeof *c->words)) != cudaSuccess ||
         (e = cudaMallocHost((void **)&c->host_words, sizeof *c->host_words)) != cudaSuccess) {
@@ -259,7 +263,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     if ((st = launch_check(c, &p, "gdn_forward", err, err_len)) != GDN_STATUS_SUCCESS)
         return st;
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
-                                       c->fast_lpr)) != cudaSuccess) {
+                                       c->fast_lpr, c->fast_j)) != cudaSuccess) {
         (void)cudaGetLastError();
         return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_forward: the kernel did not launch", e);
     }

@@ -9,8 +9,12 @@
  * Everything else takes the general kernels. Decode (T = 1) runs fast1_kernel (no staging, below), T > 1
  * fast_kernel.
  *
- * Decomposition: one 128-thread CTA per (sequence n, value head h, tile of ROWS rows): grid
- * (Hv * TILES, N), no division (TILES is a compile-time power of two). FL lanes share a row; lane
+ * Decomposition: one 128-thread CTA per (sequence n, value head h, J consecutive tiles of ROWS rows):
+ * grid (Hv * TILES / J, N), no division (TILES and J are powers of two). J = 1 while the grid is
+ * small (latency); at large batch the launch picks J = 2 .. 8 (at least 16 CTAs per SM left), and the
+ * CTA prefetches all its J tiles into L2 at its start, stages q, k and the gates once for all of them,
+ * and loads tile j + 1's rows into registers while tile j's tokens run, so the HBM stream does not
+ * stop for the arithmetic. FL lanes share a row; lane
  * l of a row holds the float4s i * FL + l (i < KV) of the row, KV = D / (4 FL), so the row's lanes
  * read FL * 16 contiguous bytes per instruction. Before griddepcontrol.wait each warp prefetches its
  * rows into L2; after it every thread issues all its state loads (16-byte vectors) at once, then the
@@ -30,7 +34,13 @@
 #define GDN_CUDA_FAST_CUH
 
 #define FAST_THREADS 128
-#define FAST_TMAX 8 /* tokens per sequence the fast path takes (verify windows) */
+#define FAST_TMAX 8    /* tokens per sequence the fast path takes (verify windows) */
+#define FAST_JLOG_MAX 3 /* a CTA walks at most 8 state tiles */
+
+__host__ __device__ constexpr int ilog2c(int x)
+{
+    return x <= 1 ? 0 : 1 + ilog2c(x / 2);
+}
 
 /* 8 consecutive input elements (16-bit: one 16-byte load; f32: two) as f32. */
 template <int IN>
@@ -77,18 +87,20 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
     __shared__ __align__(16) float qsm[TM * D];
     __shared__ __align__(16) float ksm[TM * D];
     __shared__ __align__(16) float coef[TM * 8];
-    __shared__ float vsm[TM * ROWS];
+    __shared__ float vsm[TM * ROWS << FAST_JLOG_MAX];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
-    const int tile = (int)(blockIdx.x % TILES), h = (int)(blockIdx.x / TILES), n = (int)blockIdx.y;
+    /* this CTA walks the J = 2^jl consecutive tiles tile0 .. tile0 + J - 1 of head h */
+    const int jl = P.fast_jlog, J = 1 << jl, cl = ilog2c(TILES) - jl; /* 2^cl CTAs per head */
+    const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
     const int T = MULTI ? (int)P.T : 1, Hv = P.Hv;
-    const int rr = warp * RPW + lane / FL; /* this thread's row within the tile */
-    float *const tp = P.pool + (int64_t)n * P.ps[0] + (int64_t)h * P.ps[1] + tile * (ROWS * D);
+    const int rr = warp * RPW + lane / FL; /* this thread's row within a tile */
+    float *const tp = P.pool + (int64_t)n * P.ps[0] + (int64_t)h * P.ps[1] + tile0 * (ROWS * D);
 
     if (P.early_trigger)
         grid_dependency_trigger();
-    if (lane == 0) /* the warp's RPW contiguous rows into L2 while earlier work finishes */
-        prefetch_l2(tp + warp * (RPW * D), RPW * D * 4u);
+    if (lane == 0) /* a quarter of the CTA's J * ROWS contiguous rows into L2 per warp, while earlier work finishes */
+        prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
     grid_dependency_wait();
 
     /* the state rows, all loads at once */
@@ -102,10 +114,11 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
     const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
     const size_t tok0 = (size_t)n * (unsigned)T; /* the sequence's first token row */
 
-    /* the tile's v values (the last threads: the first ones stage q and k) */
-    for (int i = FAST_THREADS - 1 - tid; i < T * ROWS; i += FAST_THREADS) {
-        const int t = i / ROWS, q = i - t * ROWS;
-        vsm[i] = ld1<IN>(P.v, ((tok0 + t) * Hv + h) * D + tile * ROWS + q);
+    /* the J tiles' v values (the last threads: the first ones stage q and k) */
+    const int vl = ilog2c(ROWS) + jl; /* 2^vl = J * ROWS rows per token */
+    for (int i = FAST_THREADS - 1 - tid; i < T << vl; i += FAST_THREADS) {
+        const int t = i >> vl, q = i - (t << vl);
+        vsm[i] = ld1<IN>(P.v, ((tok0 + t) * Hv + h) * D + tile0 * ROWS + q);
     }
     /* q and k: G lanes per token, 8 elements each; norms and k.q; the group's first lane the gates */
     for (int base = warp * 32; base < T * G; base += FAST_THREADS) {
@@ -171,42 +184,57 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
     }
     __syncthreads();
 
-    /* this row's output element of token 0; token t adds t * Hv * D (fits: see fast_ok) */
-    const size_t oo = (tok0 * Hv + h) * D + tile * ROWS + rr;
-    for (int t = 0; t < T; t++) {
-        const float4 c0 = *(const float4 *)(coef + 8 * t), c1 = *(const float4 *)(coef + 8 * t + 4);
-        const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
-        float4 kf[KV], qf[KV];
+    /* this row's output element of token 0 in tile 0; token t adds t * Hv * D (fits: see fast_ok),
+       tile j adds j * ROWS */
+    const size_t oo = (tok0 * Hv + h) * D + tile0 * ROWS + rr;
+    for (int j = 0;; j++) {
+        float4 sn[KV]; /* the next tile's rows, loaded while this tile's tokens run */
+        if (j + 1 < J) {
+            const float4 *src = (const float4 *)(tp + ((j + 1) * ROWS + rr) * D);
 #pragma unroll
-        for (int i = 0; i < KV; i++) {
-            kf[i] = kr[i * FL + lr];
-            qf[i] = qr[i * FL + lr];
+            for (int i = 0; i < KV; i++)
+                sn[i] = src[i * FL + lr];
         }
-        const float bv = c1.y * vsm[t * ROWS + rr];
-        float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
+        for (int t = 0; t < T; t++) {
+            const float4 c0 = *(const float4 *)(coef + 8 * t), c1 = *(const float4 *)(coef + 8 * t + 4);
+            const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
+            float4 kf[KV], qf[KV];
 #pragma unroll
-        for (int o = FL / 2; o > 0; o >>= 1) {
-            sk += __shfl_xor_sync(0xffffffffu, sk, o);
-            sq += __shfl_xor_sync(0xffffffffu, sq, o);
-        }
-        const float delta = fmaf(c0.x, sk, bv);
-        const float y = fmaf(c0.y, sq, delta * c0.z);
-        const float dk = delta * c0.w, dec = c1.x;
+            for (int i = 0; i < KV; i++) {
+                kf[i] = kr[i * FL + lr];
+                qf[i] = qr[i * FL + lr];
+            }
+            const float bv = c1.y * vsm[(t << vl) + j * ROWS + rr];
+            float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
 #pragma unroll
-        for (int i = 0; i < KV; i++) {
-            s[i].x = fmaf(dk, kf[i].x, dec * s[i].x);
-            s[i].y = fmaf(dk, kf[i].y, dec * s[i].y);
-            s[i].z = fmaf(dk, kf[i].z, dec * s[i].z);
-            s[i].w = fmaf(dk, kf[i].w, dec * s[i].w);
+            for (int o = FL / 2; o > 0; o >>= 1) {
+                sk += __shfl_xor_sync(0xffffffffu, sk, o);
+                sq += __shfl_xor_sync(0xffffffffu, sq, o);
+            }
+            const float delta = fmaf(c0.x, sk, bv);
+            const float y = fmaf(c0.y, sq, delta * c0.z);
+            const float dk = delta * c0.w, dec = c1.x;
+#pragma unroll
+            for (int i = 0; i < KV; i++) {
+                s[i].x = fmaf(dk, kf[i].x, dec * s[i].x);
+                s[i].y = fmaf(dk, kf[i].y, dec * s[i].y);
+                s[i].z = fmaf(dk, kf[i].z, dec * s[i].z);
+                s[i].w = fmaf(dk, kf[i].w, dec * s[i].w);
+            }
+            if (P.out && lr == (t & (FL - 1)))
+                st_elem(P.out, P.out_dtype, (int64_t)(oo + (unsigned)(t * Hv * D + j * ROWS)), y);
         }
-        if (P.out && lr == (t & (FL - 1)))
-            st_elem(P.out, P.out_dtype, (int64_t)(oo + (unsigned)(t * Hv * D)), y);
-    }
-    {
-        float4 *dst = (float4 *)(tp + rr * D);
+        {
+            float4 *dst = (float4 *)(tp + (j * ROWS + rr) * D);
+#pragma unroll
+            for (int i = 0; i < KV; i++)
+                dst[i * FL + lr] = s[i];
+        }
+        if (j + 1 == J)
+            break;
 #pragma unroll
         for (int i = 0; i < KV; i++)
-            dst[i * FL + lr] = s[i];
+            s[i] = sn[i];
     }
 }
 
@@ -231,22 +259,25 @@ __device__ __forceinline__ float4 ld4(const void *base, size_t off)
 
 /* Decode (T = 1) without staging: every row's lanes load their slices of q and k, the row's v, g and
  * beta themselves (no shared memory, no barrier) and reduce |q|^2, |k|^2, k.q, S.k and S.q together
- * in one log2(FL)-round shuffle reduction; same decomposition and update as fast_kernel. */
+ * in one log2(FL)-round shuffle reduction; same decomposition and update as fast_kernel. A CTA that
+ * walks J > 1 tiles keeps q, k and the gate in registers and loads the next tile's rows (and v)
+ * while this tile's are updated. */
 template <int D, int FL, int IN>
 __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
     static_assert(KV >= 1 && TILES >= 1, "fast1_kernel: bad D / FL");
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
-    const int tile = (int)(blockIdx.x % TILES), h = (int)(blockIdx.x / TILES), n = (int)blockIdx.y;
+    const int jl = P.fast_jlog, J = 1 << jl, cl = ilog2c(TILES) - jl;
+    const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
     const int Hv = P.Hv;
     const int rr = warp * RPW + lane / FL;
-    float *const tp = P.pool + (int64_t)n * P.ps[0] + (int64_t)h * P.ps[1] + tile * (ROWS * D);
+    float *const tp = P.pool + (int64_t)n * P.ps[0] + (int64_t)h * P.ps[1] + tile0 * (ROWS * D);
 
     if (P.early_trigger)
         grid_dependency_trigger();
     if (lane == 0)
-        prefetch_l2(tp + warp * (RPW * D), RPW * D * 4u);
+        prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
     grid_dependency_wait();
 
     float4 s[KV], qf[KV], kf[KV];
@@ -263,8 +294,8 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
         qf[i] = ld4<IN>(P.q, qo + 4 * (i * FL + lr));
         kf[i] = ld4<IN>(P.k, qo + 4 * (i * FL + lr));
     }
-    const int r = tile * ROWS + rr;
-    const float v = ld1<IN>(P.v, go * D + r);
+    const size_t ro = go * D + tile0 * ROWS + rr; /* this row's v and y element in tile 0; tile j adds j * ROWS */
+    float v = ld1<IN>(P.v, ro);
     float graw, be;
     if (P.gate_dtype == GDN_DTYPE_F32) {
         graw = ((const float *)P.g)[go];
@@ -273,44 +304,70 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
         graw = cvt16(((const unsigned short *)P.g)[go], P.gate_dtype);
         be = cvt16(((const unsigned short *)P.beta)[go], P.gate_dtype);
     }
-    float qq = dot_row<KV>(qf, qf), kk = dot_row<KV>(kf, kf), kq = dot_row<KV>(kf, qf);
-    float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
+    float dec = 0.f, qsc = 0.f, ksc = 0.f, kqs = 0.f;
+    for (int j = 0;; j++) {
+        float4 sn[KV];
+        float vn = 0.f;
+        if (j + 1 < J) {
+            const float4 *src = (const float4 *)(tp + ((j + 1) * ROWS + rr) * D);
 #pragma unroll
-    for (int o = FL / 2; o > 0; o >>= 1) {
-        qq += __shfl_xor_sync(0xffffffffu, qq, o);
-        kk += __shfl_xor_sync(0xffffffffu, kk, o);
-        kq += __shfl_xor_sync(0xffffffffu, kq, o);
-        sk += __shfl_xor_sync(0xffffffffu, sk, o);
-        sq += __shfl_xor_sync(0xffffffffu, sq, o);
-    }
-    float dec;
-    switch (P.gate) {
-    case GDN_GATE_LOG: dec = expf(graw); break;
-    case GDN_GATE_LINEAR: dec = graw; break;
-    case GDN_GATE_NEGLOG: dec = expf(-graw); break;
-    default:
-        dec = expf(-expf(P.A_log[h]) * softplus_f(graw + P.dt_bias[h]));
-        be = 1.0f / (1.0f + expf(-be));
-        break;
-    }
-    const float qsc = P.scale * (P.l2norm ? rsqrtf(qq + 1e-6f) : 1.0f);
-    const float ksc = P.l2norm ? rsqrtf(kk + 1e-6f) : 1.0f;
-    const float delta = be * (v - dec * (ksc * sk));
-    const float y = fmaf(dec, qsc * sq, delta * (kq * (qsc * ksc)));
-    const float dk = delta * ksc;
+            for (int i = 0; i < KV; i++)
+                sn[i] = src[i * FL + lr];
+            vn = ld1<IN>(P.v, ro + (j + 1) * ROWS);
+        }
+        float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
+        if (j == 0) { /* the norms, k.q and the gate once, their reduction merged with tile 0's dots */
+            float qq = dot_row<KV>(qf, qf), kk = dot_row<KV>(kf, kf), kq = dot_row<KV>(kf, qf);
 #pragma unroll
-    for (int i = 0; i < KV; i++) {
-        s[i].x = fmaf(dk, kf[i].x, dec * s[i].x);
-        s[i].y = fmaf(dk, kf[i].y, dec * s[i].y);
-        s[i].z = fmaf(dk, kf[i].z, dec * s[i].z);
-        s[i].w = fmaf(dk, kf[i].w, dec * s[i].w);
-    }
-    if (P.out && lr == 0)
-        st_elem(P.out, P.out_dtype, (int64_t)(go * D + r), y);
-    float4 *dst = (float4 *)(tp + rr * D);
+            for (int o = FL / 2; o > 0; o >>= 1) {
+                qq += __shfl_xor_sync(0xffffffffu, qq, o);
+                kk += __shfl_xor_sync(0xffffffffu, kk, o);
+                kq += __shfl_xor_sync(0xffffffffu, kq, o);
+                sk += __shfl_xor_sync(0xffffffffu, sk, o);
+                sq += __shfl_xor_sync(0xffffffffu, sq, o);
+            }
+            switch (P.gate) {
+            case GDN_GATE_LOG: dec = expf(graw); break;
+            case GDN_GATE_LINEAR: dec = graw; break;
+            case GDN_GATE_NEGLOG: dec = expf(-graw); break;
+            default:
+                dec = expf(-expf(P.A_log[h]) * softplus_f(graw + P.dt_bias[h]));
+                be = 1.0f / (1.0f + expf(-be));
+                break;
+            }
+            qsc = P.scale * (P.l2norm ? rsqrtf(qq + 1e-6f) : 1.0f);
+            ksc = P.l2norm ? rsqrtf(kk + 1e-6f) : 1.0f;
+            kqs = kq * (qsc * ksc);
+        } else {
 #pragma unroll
-    for (int i = 0; i < KV; i++)
-        dst[i * FL + lr] = s[i];
+            for (int o = FL / 2; o > 0; o >>= 1) {
+                sk += __shfl_xor_sync(0xffffffffu, sk, o);
+                sq += __shfl_xor_sync(0xffffffffu, sq, o);
+            }
+        }
+        const float delta = be * (v - dec * (ksc * sk));
+        const float y = fmaf(dec, qsc * sq, delta * kqs);
+        const float dk = delta * ksc;
+#pragma unroll
+        for (int i = 0; i < KV; i++) {
+            s[i].x = fmaf(dk, kf[i].x, dec * s[i].x);
+            s[i].y = fmaf(dk, kf[i].y, dec * s[i].y);
+            s[i].z = fmaf(dk, kf[i].z, dec * s[i].z);
+            s[i].w = fmaf(dk, kf[i].w, dec * s[i].w);
+        }
+        if (P.out && lr == 0)
+            st_elem(P.out, P.out_dtype, (int64_t)(ro + j * ROWS), y);
+        float4 *dst = (float4 *)(tp + (j * ROWS + rr) * D);
+#pragma unroll
+        for (int i = 0; i < KV; i++)
+            dst[i * FL + lr] = s[i];
+        if (j + 1 == J)
+            break;
+#pragma unroll
+        for (int i = 0; i < KV; i++)
+            s[i] = sn[i];
+        v = vn;
+    }
 }
 
 /* Does the call qualify for the fast path (see the header comment)? */

@@ -89,6 +89,7 @@ typedef struct gdn_cuda_params {
     int chunk;     /* 0: dense T <= 1 (decode kernel); else tokens staged per warp, up to `chunk` at a time, or the chunk kernel (block items) */
     int checked;   /* a check kernel ran first: wait for it (PDL) and obey words->call_error */
     int early_trigger; /* let the next kernel in the stream launch at once */
+    int fast_jlog;     /* fast path: log2 of the state tiles each CTA walks (fast.cuh) */
     gdn_cuda_words *words;
     unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
 } gdn_cuda_params;
@@ -136,7 +137,7 @@ cudaError_t gdn_cuda_launch_check(const gdn_cuda_params *p, cudaStream_t stream,
  * (measurements): lanes per state row for D = 128 (8, 16 or 32; 0 = automatic: 16 at small batch, else 8), plus 200 for the
  * staged decode kernel (see pick_fast in recurrent.cu). */
 cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *p, cudaStream_t stream, int num_sms, int pdl,
-                                      int rpt, int fast, int fast_lpr);
+                                      int rpt, int fast, int fast_lpr, int fast_j);
 /* The kernel name for a key dimension (static string). */
 const char *gdn_cuda_recurrent_name(int k_dim);
 

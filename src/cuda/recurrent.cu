@@ -1255,7 +1255,7 @@ void gdn_cuda_fastdiv_init(gdn_fastdiv *f, unsigned d)
 }
 
 cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t stream, int num_sms, int pdl,
-                                      int rpt_override, int fast, int fast_lpr)
+                                      int rpt_override, int fast, int fast_lpr, int fast_j)
 {
     gdn_cuda_params p = *pin;
     cudaLaunchConfig_t cfg = {};
@@ -1277,16 +1277,31 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
     if (fast != 0 && fast_ok(&p)) {
         gdn_cuda_fastdiv_init(&p.fd_ratio, (unsigned)p.ratio);
         gdn_cuda_fastdiv_init(&p.fd_hk, (unsigned)p.Hk);
-        /* 16 lanes per row (twice the CTAs) while the batch is small: decode up to 2 (sequence,
-           head) pairs per SM, multi-token calls up to 1; 8 beyond (H200: decode B=1 2.50 against 3.00 us,
-           B=256 274 against 272; verify T=4 B=1 4.36 against 5.26, B=8 18.4 against 16.1) */
+        /* lanes per row: decode 16 (twice the CTAs) up to 2 (sequence, head) pairs per SM, 8 beyond;
+           multi-token calls 16 (H200: decode B=1 2.50 against 3.00 us, B=256 same; verify T=4 B=64
+           with 4 tiles per CTA 105.7 against 112.3 us, B=8 the same) */
         int lpr = fast_lpr;
         if (lpr % 100 == 0)
-            lpr += p.N * p.Hv <= (p.T == 1 ? 2 : 1) * (int64_t)num_sms ? 16 : 8;
+            lpr += p.T > 1 || p.N * p.Hv <= 2 * (int64_t)num_sms ? 16 : 8;
         const kernel_fn fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype);
         const int tiles = p.Dk * lpr / FAST_THREADS; /* rows per CTA: FAST_THREADS / lpr */
+        /* tiles per CTA (J): the most, up to 2 for decode and 4 for multi-token calls, that leave
+           at least 4 CTAs per SM; each CTA prefetches its J tiles into L2 at its start and loads tile
+           j + 1 while tile j's tokens run (H200, J = 1 / 2 / 4 / 8: decode at 8 lanes B=64 79.2 / 69.0 / 70.8 /
+           78.4 us, B=256 305 / 264 / 265 / 291; verify T=4 at 16 lanes B=64 147 / 119 / 106 / 113, B=8 18.1 /
+           15.8 / 15.2 / 23.4) */
+        int jlog = 0;
+        if (fast_j > 0) {
+            while ((2 << jlog) <= fast_j && (2 << jlog) <= tiles && jlog < FAST_JLOG_MAX)
+                jlog++;
+        } else {
+            const int most = p.T > 1 ? 2 : 1;
+            while ((2 << jlog) <= tiles && jlog < most && p.N * p.Hv * (tiles >> (jlog + 1)) >= 4 * (int64_t)num_sms)
+                jlog++;
+        }
+        p.fast_jlog = jlog;
         cfg.blockDim = dim3(FAST_THREADS, 1, 1);
-        cfg.gridDim = dim3((unsigned)(p.Hv * tiles), (unsigned)p.N, 1);
+        cfg.gridDim = dim3((unsigned)(p.Hv * (tiles >> jlog)), (unsigned)p.N, 1);
         cfg.dynamicSmemBytes = 0;
         return cudaLaunchKernelEx(&cfg, fn, p);
     }
