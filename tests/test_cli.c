@@ -1004,6 +1004,27 @@ static void test_commands(void)
     expect_error("spec_bad_K", "spec --K 0", 2, "--K", NULL);
     expect_error("spec_bad_model", "spec --model nosuch", 2, "--model", NULL);
     expect(run_gdn("help spec") == 0 && strstr(g_out, "replay"), "help_spec", "gdn help spec");
+    expect_error("spec_bad_backend", "spec --backend foo", 2, "--backend", NULL);
+    expect_error("spec_cuda_threads", "spec --backend cuda --threads 2", 2, "--threads", NULL);
+    /* gdn spec --backend cuda: with no CUDA device (or no CUDA built in), a clean error naming the
+     * option and the device; with one, the same self-checking loop on the GPU */
+    {
+        int rc = run_gdn("spec --backend cuda --B 2 --K 3 --steps 3");
+        g_checks++;
+        if (rc == 1) {
+            expect(count_lines(g_err) == 1 && strstr(g_err, "--backend") &&
+                       (strstr(g_err, "CUDA") || strstr(g_err, "device")),
+                   "spec_cuda", "one stderr line naming --backend and CUDA or the device");
+        } else if (rc == 0) {
+            printf("gdn spec --backend cuda: a CUDA device is present, ran the loop on it\n");
+            expect(strstr(g_out, "capture") && strstr(g_out, "replay") && !strstr(g_out, "FAIL"), "spec_cuda",
+                   "gdn spec --backend cuda --B 2 --K 3 --steps 3");
+        } else {
+            fail("spec_cuda", "exit status %d: %s", rc, g_err);
+        }
+        if (rc != 1 && (strstr(g_out, "FAIL") || !strstr(g_out, "replay")))
+            fprintf(stderr, "spec --backend cuda stdout: %s\nstderr: %s\n", g_out, g_err);
+    }
     expect_error("bench_cuda_threads", "bench --backend cuda --threads 2", 2, "--threads", NULL);
     /* --backend cuda: a clean error without a device; with one, a small checked case per op */
     {

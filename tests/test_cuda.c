@@ -26,12 +26,18 @@
  *      y NULL, y = x, strided x/y/weight/state views, 70000 sequences; y within the CPU test's
  *      tolerances of the CPU's, pools and captures bitwise, untouched bytes unchanged; bad index arrays
  *      reported by gdn_context_synchronize with the CPU's message and nothing written; then (full runs)
- *      timings of the Qwen3.6 conv shapes.
+ *      timings of the Qwen3.6 conv shapes;
+ *   8. replay (batch.num_tokens, device counts) against the CPU backend: the recurrence (f32/bf16, log
+ *      and raw gates, dense and packed, pools moved / in place / default slots, dense, slot and in-pool
+ *      captures, out NULL, every count 0..len of each sequence) and the convolution (the same shapes,
+ *      y NULL, y = x, a long packed batch): results within tolerance of the CPU's, outputs, captures
+ *      and slots the counts leave out untouched; a negative count and a count past the length are
+ *      accepted, reported by gdn_context_synchronize, write nothing, and the next valid call runs.
  * Usage: test_cuda [quick|sanitize|conv-time] (quick: without the suite; sanitize: a short run for
- * compute-sanitizer: parts 4-6, 40 matrix cases, the fixed cases, the small conv cases; conv-time: the
- * conv timings only).
- * GDN_TEST_CUDA_ON_CPU=1 runs parts 1-3 on the CPU backend instead (to check the harness without
- * a GPU).
+ * compute-sanitizer: parts 4-6 and 8, 40 matrix cases, the fixed cases, the small conv cases; conv-time:
+ * the conv timings only).
+ * GDN_TEST_CUDA_ON_CPU=1 runs parts 1-3, 7 and 8 on the CPU backend instead (to check the harness
+ * without a GPU).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -707,7 +713,9 @@ typedef struct conv_case {
     int idx64;
     int pool, cap, no_y, y_is_x;
     int strided; /* 1: padded x/y rows and weight stored [W][C]; 2: states stored [slot][W-1][C] */
-    int bad;     /* errors: 1 read slot past the pool, 2 two sequences write one slot, 3 cu decreasing */
+    int counts;  /* 0: no batch.num_tokens; 1 + s: num_tokens[n] = (s + n) % (len_n + 1) */
+    int bad;     /* errors: 1 read slot past the pool, 2 two sequences write one slot, 3 cu decreasing,
+                    4 num_tokens[1] = -1, 5 num_tokens[1] = len_1 + 1 (both need counts and N > 1) */
 } conv_case;
 
 static double conv_worst[3];
@@ -728,8 +736,11 @@ static void conv_describe(const conv_case *c, char *s, size_t n)
         u += snprintf(s + u, n - (size_t)u, "B=%lld T=%lld", (long long)c->B, (long long)c->T);
     }
     if (u < (int)n)
-        snprintf(s + u, n - (size_t)u, " pool=%s cap=%s%s%s strided=%d", pools[c->pool], caps[c->cap],
-                 c->no_y ? " y=NULL" : "", c->y_is_x ? " y=x" : "", c->strided);
+        u += snprintf(s + u, n - (size_t)u, " pool=%s cap=%s%s%s strided=%d", pools[c->pool], caps[c->cap],
+                      c->no_y ? " y=NULL" : "", c->y_is_x ? " y=x" : "", c->strided);
+    if (c->counts && u < (int)n)
+        snprintf(s + u, n - (size_t)u, " num_tokens=(%d+n)%%(len+1)%s", c->counts - 1,
+                 c->bad == 4 ? ", [1]=-1" : c->bad == 5 ? ", [1]=len+1" : "");
 }
 
 static float conv_urand(gdn_rng *r, float lo, float hi)
@@ -811,6 +822,22 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
             cu32[i] = (int32_t)cu[i];
     }
     const int64_t ntok = Bv * Tv;
+    /* batch.num_tokens (host counts; a device copy below): ran[pos] = whether the token at pos runs */
+    int32_t *cnt = c->counts ? (int32_t *)malloc(sizeof(int32_t) * (size_t)N) : NULL;
+    unsigned char *ran = (unsigned char *)malloc((size_t)ntok + 1);
+    memset(ran, 1, (size_t)ntok + 1);
+    if (cnt) {
+        for (int64_t n = 0; n < N; n++) {
+            const int64_t b = packed ? 0 : n, t0 = packed ? cu[n] : 0, len = packed ? c->lens[n] : c->T;
+            cnt[n] = (int32_t)((c->counts - 1 + n) % (len + 1));
+            for (int64_t j = cnt[n]; j < len; j++)
+                ran[b * Tv + t0 + j] = 0;
+        }
+        if (c->bad == 4)
+            cnt[1] = -1;
+        else if (c->bad == 5)
+            cnt[1] = (int32_t)(packed ? c->lens[1] : c->T) + 1;
+    }
     const size_t es = c->dtype == GDN_DTYPE_F32 ? 4 : 2;
     const int64_t xp = c->strided == 1 ? C + 5 : C;
     const size_t x_bytes = (size_t)(ntok * xp) * es + 16;
@@ -840,6 +867,7 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
         ba.cu_seqlens = c->idx64 ? (const void *)cu : (const void *)cu32;
         ba.cu_seqlens_type = c->idx64 ? GDN_INDEX_I64 : GDN_INDEX_I32;
     }
+    ba.num_tokens = cnt;
     gdn_conv_tensors te;
     memset(&te, 0, sizeof te);
     const int64_t sx[3] = {Bv, Tv, C}, sw[2] = {C, W};
@@ -970,6 +998,7 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
     void *dcu = packed ? dev_dup(ba.cu_seqlens, cu_bytes) : NULL;
     int32_t *drs = (int32_t *)dev_dup(rsl, sizeof(int32_t) * (size_t)N), *dws = (int32_t *)dev_dup(wsl, sizeof(int32_t) * (size_t)N);
     int32_t *dtab = tab ? (int32_t *)dev_dup(tab, sizeof(int32_t) * tab_n) : NULL;
+    int32_t *dcnt = cnt ? (int32_t *)dev_dup(cnt, sizeof(int32_t) * (size_t)N) : NULL;
     gdn_conv_tensors td = te;
     gdn_batch bd = ba;
     td.x.data = dx;
@@ -985,8 +1014,10 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
         td.capture.states.data = in_pool ? (void *)dpool : (void *)dcap;
     td.capture.slots = tab ? dtab : NULL;
     bd.cu_seqlens = dcu;
+    bd.num_tokens = dcnt;
     conv_ran++;
-    if (!dx || !dy || !dw || !db || !dpool || (cap && !dcap) || (packed && !dcu) || !drs || !dws || (tab && !dtab)) {
+    if (!dx || !dy || !dw || !db || !dpool || (cap && !dcap) || (packed && !dcu) || !drs || !dws || (tab && !dtab) ||
+        (cnt && !dcnt)) {
         EXPECT(0, "conv %s: device allocation failed", name);
         conv_failed++;
         goto done;
@@ -1002,16 +1033,26 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
         const gdn_status ss = gdn_context_synchronize(gpu);
         const int before = g_failed;
         if (c->bad) {
+            /* bad counts run on both backends (GDN_TEST_CUDA_ON_CPU=1: the call itself says INVALID_ARGUMENT) */
+            const int on_device = g_backend == GDN_BACKEND_CUDA;
             EXPECT(cs == GDN_STATUS_INVALID_ARGUMENT, "conv %s: the CPU accepts bad case %d (test bug)", name, c->bad);
-            EXPECT(gs == GDN_STATUS_SUCCESS, "conv %s: returned %s (%s); contents are checked on the device", name,
-                   gdn_status_string(gs), gpu_msg);
-            /* a conflict may be found from either sequence's side: the kind of message then */
-            const char *want = c->bad == 2 ? "is also written by sequence" : cpu_msg;
-            EXPECT(ss == GDN_STATUS_INVALID_ARGUMENT &&
-                       (c->bad == 2 ? strstr(gdn_last_error(gpu), want) != NULL
-                                    : strncmp(gdn_last_error(gpu), want, strlen(want)) == 0),
-                   "conv %s: synchronize %s \"%s\", the CPU says \"%s\"", name, gdn_status_string(ss),
-                   gdn_last_error(gpu), cpu_msg);
+            EXPECT(gs == (on_device ? GDN_STATUS_SUCCESS : GDN_STATUS_INVALID_ARGUMENT),
+                   "conv %s: returned %s (%s); contents are checked on the device", name, gdn_status_string(gs), gpu_msg);
+            /* a conflict may be found from either sequence's side: the kind of message then; a bad count: the
+             * CPU's message up to its parenthesis (the device's says where it was found) */
+            char want[600];
+            snprintf(want, sizeof want, "%s", c->bad == 2 ? "is also written by sequence" : cpu_msg);
+            if (c->bad >= 4)
+                snprintf(want, sizeof want, "batch.num_tokens[1] = %d: must be in [0, %lld]", (int)cnt[1],
+                         (long long)(packed ? c->lens[1] : c->T));
+            const char *msg = on_device ? gdn_last_error(gpu) : gpu_msg;
+            EXPECT((on_device ? ss == GDN_STATUS_INVALID_ARGUMENT : 1) &&
+                       (c->bad == 2 || c->bad >= 4 ? strstr(msg, want) != NULL
+                                                   : strncmp(msg, want, strlen(want)) == 0),
+                   "conv %s: synchronize %s \"%s\", the CPU says \"%s\"", name, gdn_status_string(ss), msg,
+                   cpu_msg);
+            EXPECT(c->bad < 4 || strstr(cpu_msg, want) != NULL, "conv %s: the CPU says \"%s\", expected \"%s\"", name,
+                   cpu_msg, want);
             EXPECT(gdn_context_synchronize(gpu) == GDN_STATUS_SUCCESS, "conv %s: error not cleared", name);
         } else {
             EXPECT(cs == GDN_STATUS_SUCCESS, "conv %s: CPU %s: %s", name, gdn_status_string(cs), cpu_msg);
@@ -1029,14 +1070,19 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
                        (!cap || !memcmp(gcap, cap, sizeof(float) * cap_n)),
                    "conv %s: the bad call wrote something", name);
         } else {
-            /* y (or x when in place): values within tolerance of the CPU's, every other byte as the CPU left it */
+            /* y (or x when in place): values within tolerance of the CPU's, every other byte as the CPU left it
+             * (tokens past batch.num_tokens: also as before the call) */
             const unsigned char *cy = c->y_is_x ? x : y, *dyb = c->y_is_x ? gx : gy;
             double num = 0, den = 0;
-            int bytes_ok = 1;
+            int bytes_ok = 1, past_ok = 1;
             for (int64_t tok = 0; tok < ntok; tok++)
                 for (int64_t ch = 0; ch < xp; ch++) {
                     const size_t o = (size_t)(tok * xp + ch) * es;
-                    if (c->no_y || ch >= C) {
+                    if (!ran[tok] && !c->no_y && ch < C) {
+                        for (size_t e = 0; e < es; e++)
+                            past_ok &= dyb[o + e] == (c->y_is_x ? x0[o + e] : CONV_SENT);
+                    }
+                    if (c->no_y || ch >= C || !ran[tok]) {
                         bytes_ok &= !memcmp(cy + o, dyb + o, es);
                         continue;
                     }
@@ -1053,8 +1099,25 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
             const double tol = c->dtype == GDN_DTYPE_F32 ? 1e-6 : c->dtype == GDN_DTYPE_BF16 ? 4e-3 : 1e-3;
             EXPECT(rel <= tol && rel == rel, "conv %s: y relative RMS %.3g against the CPU > %.1g", name, rel, tol);
             EXPECT(bytes_ok, "conv %s: bytes outside y's view (or x, or y with y NULL) differ from the CPU's", name);
+            EXPECT(past_ok, "conv %s: y written for a token past batch.num_tokens", name);
             EXPECT(!memcmp(gpool, pool, sizeof(float) * pool_n), "conv %s: state pool differs from the CPU's", name);
             EXPECT(!cap || !memcmp(gcap, cap, sizeof(float) * cap_n), "conv %s: captures differ from the CPU's", name);
+            if (cnt && cap) { /* the captures of tokens past the count: untouched (sentinel bytes) */
+                int cap_ok = 1;
+                for (int64_t n = 0; n < N; n++) {
+                    const int64_t b = packed ? 0 : n, t0 = packed ? cu[n] : 0, len = packed ? c->lens[n] : c->T;
+                    for (int64_t j = cnt[n]; j < len; j++) {
+                        const int64_t pos = b * Tv + t0 + j, idx = c->cap == CC_SLOTS_STRIDE ? n * stride + j : pos;
+                        const int64_t s = c->cap == CC_DENSE ? pos : tab[idx];
+                        if (s < 0)
+                            continue;
+                        const unsigned char *blk = (const unsigned char *)(gcap + s * C * K);
+                        for (size_t e = 0; e < sizeof(float) * (size_t)(C * K); e++)
+                            cap_ok &= blk[e] == CONV_SENT;
+                    }
+                }
+                EXPECT(cap_ok, "conv %s: a capture written for a token past batch.num_tokens", name);
+            }
             if (rel / tol > conv_worst[c->dtype])
                 conv_worst[c->dtype] = rel / tol;
         }
@@ -1075,6 +1138,9 @@ done:
     dev_free(drs);
     dev_free(dws);
     dev_free(dtab);
+    dev_free(dcnt);
+    free(cnt);
+    free(ran);
     free(x);
     free(x0);
     free(y);
@@ -1194,7 +1260,7 @@ static void run_conv(int sanitize)
             e.bad = bad;
             conv_run(cpu, gpu, &e, seed++);
         }
-    /* host-side errors: at once, with the CPU's message; num_tokens unsupported on CUDA */
+    /* host-side errors: at once, with the CPU's message (bad batch.num_tokens: in the replay section) */
     if (g_backend == GDN_BACKEND_CUDA) {
         float *dbuf = (float *)dev_alloc(4096);
         gdn_conv_problem pr;
@@ -1216,11 +1282,6 @@ static void run_conv(int sanitize)
         const gdn_status b = gdn_conv1d_forward(gpu, &pr, &ba, &t);
         EXPECT(a == GDN_STATUS_INVALID_ARGUMENT && b == a && !strcmp(cpu_msg, gdn_last_error(gpu)),
                "conv host validation: %s vs CPU %s", gdn_last_error(gpu), cpu_msg);
-        t.weight.shape[1] = 4;
-        const int32_t counts[1] = {1};
-        ba.num_tokens = counts;
-        EXPECT(gdn_conv1d_forward(gpu, &pr, &ba, &t) == GDN_STATUS_UNSUPPORTED, "conv num_tokens on CUDA: %s",
-               gdn_last_error(gpu));
         EXPECT(gdn_context_synchronize(gpu) == GDN_STATUS_SUCCESS, "conv: synchronize after host errors");
         dev_free(dbuf);
     }
@@ -1312,6 +1373,455 @@ static void time_conv(void)
     gdn_cuda_stream_destroy(stream);
 }
 
+/* --- 8. replay: batch.num_tokens (device counts) against the CPU backend --------------------------- */
+
+/* The recurrence: Hk = 2, Hv = 4, Dk = Dv = 64, l2norm; B = 3 dense sequences of T = 4 draft tokens, or
+ * packed lengths {4, 1, 3}. Each case runs on the CPU context (host buffers, host counts) and on the
+ * device context (device copies, device counts); the device's outputs, pool and captures are compared
+ * with the CPU's (relative RMS), and whatever the counts leave out (outputs and captures of the tokens
+ * past the count, slots nobody writes) must be the bytes from before the call. */
+#define RPK 2  /* Hk */
+#define RPV 4  /* Hv */
+#define RPD 64 /* Dk = Dv */
+#define RPN 3  /* sequences */
+#define RPT 4  /* dense tokens per sequence */
+#define RP_SENT 0x7fc00001u /* a NaN: the bytes of every output before the call */
+
+enum { RPOOL_MOVE, RPOOL_INPLACE, RPOOL_DEFAULT }; /* moved / in place by slot arrays / in place, no arrays */
+enum { RCAP_NONE, RCAP_DENSE, RCAP_SLOTS, RCAP_IN_POOL_LAST };
+
+typedef struct replay_case {
+    int packed;            /* 0: dense [3, 4]; 1: packed lengths {4, 1, 3} */
+    gdn_dtype dtype;       /* q, k, v and out */
+    gdn_dtype gate_dtype;  /* g and beta */
+    int raw;               /* GDN_GATE_RAW (A_log, dt_bias), else GDN_GATE_LOG */
+    int kv;                /* GDN_STATE_KV */
+    int pool, cap, no_out; /* RPOOL_*, RCAP_*, out.data = NULL */
+    int shift;             /* batch.num_tokens[n] = (shift + n) % (len_n + 1) */
+    int bad;               /* 1: num_tokens[1] = -1; 2: num_tokens[1] = len_1 + 1 (then the valid call) */
+} replay_case;
+
+static double replay_worst[3]; /* out, state, capture: error / tolerance */
+static int replay_ran, replay_failed;
+
+static void replay_describe(const replay_case *c, char *s, size_t n)
+{
+    static const char *pools[] = {"move", "inplace", "default"};
+    static const char *caps[] = {"none", "dense", "slots", "in-pool-last"};
+    snprintf(s, n, "%s %s gate=%s%s%s pool=%s cap=%s%s num_tokens=(%d+n)%%(len+1)%s",
+             c->packed ? "packed{4,1,3}" : "B=3 T=4", c->dtype == GDN_DTYPE_F32 ? "f32" : "bf16",
+             c->raw ? "raw" : "log", c->gate_dtype == GDN_DTYPE_F32 ? "" : " (bf16)", c->kv ? " kv" : "",
+             pools[c->pool], caps[c->cap], c->no_out ? " out=NULL" : "", c->shift,
+             c->bad == 1 ? ", [1]=-1" : c->bad == 2 ? ", [1]=len+1" : "");
+}
+
+static void fill_sent(void *p, size_t bytes)
+{
+    const uint32_t w = RP_SENT;
+    unsigned char *b = (unsigned char *)p;
+    for (size_t i = 0; i < bytes; i++)
+        b[i] = ((const unsigned char *)&w)[i % 4];
+}
+
+/* Adds the squared differences of n elements (from element off) of a against e to *num, e's squares to *den. */
+static void rms_add(double *num, double *den, const void *a, const void *e, gdn_dtype t, int64_t off, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const double x = conv_load(a, t, off + i), y = conv_load(e, t, off + i);
+        *num += (x - y) * (x - y);
+        *den += y * y;
+    }
+}
+
+static double rms_rel(double num, double den)
+{
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+enum { RB_Q, RB_K, RB_V, RB_G, RB_BETA, RB_ALOG, RB_DTB, RB_OUT, RB_POOL, RB_CAP, RB_CU, RB_RS, RB_WS, RB_TAB,
+       RB_CNT, RB_COUNT };
+
+static void replay_run(gdn_context *cpu, gdn_context *gpu, const replay_case *c, uint64_t seed)
+{
+    char name[300];
+    replay_describe(c, name, sizeof name);
+    gdn_rng r;
+    gdn_rng_seed(&r, seed);
+    static const int64_t plens[RPN] = {4, 1, 3};
+    const int64_t N = RPN, Bv = c->packed ? 1 : RPN, Tv = c->packed ? 8 : RPT, ntok = Bv * Tv;
+    const int64_t hs = (int64_t)RPV * RPD * RPD; /* floats of one slot */
+    int64_t len[RPN], first[RPN];                /* tokens, and the position of the first one */
+    int32_t cu[RPN + 1] = {0}, cnt[RPN], rs[RPN], ws[RPN], tab[RPN * RPT];
+    for (int64_t n = 0; n < N; n++) {
+        len[n] = c->packed ? plens[n] : RPT;
+        first[n] = c->packed ? cu[n] : n * RPT;
+        cu[n + 1] = (int32_t)(cu[n] + len[n]);
+        cnt[n] = (int32_t)((c->shift + n) % (len[n] + 1));
+    }
+    const int in_pool = c->cap == RCAP_IN_POOL_LAST;
+    const int64_t nslots = 2 * N + (in_pool ? ntok : 0) + 1, cslots = ntok + 1;
+    for (int64_t n = 0; n < N; n++) {
+        rs[n] = (int32_t)n;
+        ws[n] = (int32_t)(c->pool == RPOOL_MOVE ? N + n : n);
+        for (int64_t j = 0; j < len[n]; j++) {
+            const int64_t pos = first[n] + j;
+            int32_t s = (int32_t)(in_pool ? 2 * N + pos : pos + 1);
+            if ((pos + j) % 3 == 2)
+                s = -1;
+            if (in_pool && j == len[n] - 1)
+                s = ws[n]; /* the state after the last token into the write slot (vLLM style) */
+            tab[pos] = s;
+        }
+    }
+
+    /* host buffers (the CPU's), their sizes, and device copies */
+    const size_t es = c->dtype == GDN_DTYPE_F32 ? 4 : 2, gsz = c->gate_dtype == GDN_DTYPE_F32 ? 4 : 2;
+    size_t sz[RB_COUNT];
+    sz[RB_Q] = sz[RB_K] = (size_t)(ntok * RPK * RPD) * es;
+    sz[RB_V] = sz[RB_OUT] = (size_t)(ntok * RPV * RPD) * es;
+    sz[RB_G] = sz[RB_BETA] = (size_t)(ntok * RPV) * gsz;
+    sz[RB_ALOG] = sz[RB_DTB] = sizeof(float) * RPV;
+    sz[RB_POOL] = sizeof(float) * (size_t)(nslots * hs);
+    sz[RB_CAP] = c->cap == RCAP_DENSE ? sizeof(float) * (size_t)(ntok * hs)
+                 : c->cap == RCAP_SLOTS ? sizeof(float) * (size_t)(cslots * hs) : 0;
+    sz[RB_CU] = sizeof cu;
+    sz[RB_RS] = sz[RB_WS] = sz[RB_CNT] = sizeof(int32_t) * RPN;
+    sz[RB_TAB] = sizeof(int32_t) * (size_t)ntok;
+    unsigned char *h[RB_COUNT], *d[RB_COUNT];
+    for (int i = 0; i < RB_COUNT; i++) {
+        h[i] = sz[i] ? (unsigned char *)malloc(sz[i]) : NULL;
+        d[i] = NULL;
+    }
+    unsigned char *pool0 = (unsigned char *)malloc(sz[RB_POOL]), *out0 = (unsigned char *)malloc(sz[RB_OUT]);
+    unsigned char *cap0 = sz[RB_CAP] ? (unsigned char *)malloc(sz[RB_CAP]) : NULL;
+    unsigned char *gout = (unsigned char *)malloc(sz[RB_OUT]), *gpool = (unsigned char *)malloc(sz[RB_POOL]);
+    unsigned char *gcap = sz[RB_CAP] ? (unsigned char *)malloc(sz[RB_CAP]) : NULL;
+    replay_ran++;
+    const int before = g_failed;
+    int ok = pool0 && out0 && gout && gpool && (!sz[RB_CAP] || (cap0 && gcap));
+    for (int i = 0; i < RB_COUNT; i++)
+        ok &= !sz[i] || h[i] != NULL;
+    if (!ok) {
+        EXPECT(0, "replay %s: host allocation failed", name);
+        goto done;
+    }
+    for (int64_t i = 0; i < ntok * RPK * RPD; i++) {
+        conv_store(h[RB_Q], c->dtype, i, conv_urand(&r, -1.0f, 1.0f));
+        conv_store(h[RB_K], c->dtype, i, conv_urand(&r, -1.0f, 1.0f));
+    }
+    for (int64_t i = 0; i < ntok * RPV * RPD; i++)
+        conv_store(h[RB_V], c->dtype, i, conv_urand(&r, -1.0f, 1.0f));
+    for (int64_t i = 0; i < ntok * RPV; i++) {
+        conv_store(h[RB_G], c->gate_dtype, i, c->raw ? conv_urand(&r, -2.0f, 2.0f) : conv_urand(&r, -0.5f, -0.02f));
+        conv_store(h[RB_BETA], c->gate_dtype, i, c->raw ? conv_urand(&r, -2.0f, 2.0f) : conv_urand(&r, 0.1f, 0.9f));
+    }
+    for (int i = 0; i < RPV; i++) {
+        ((float *)h[RB_ALOG])[i] = conv_urand(&r, -1.0f, 0.5f);
+        ((float *)h[RB_DTB])[i] = conv_urand(&r, -0.5f, 0.5f);
+    }
+    fill_sent(h[RB_OUT], sz[RB_OUT]);
+    for (int64_t i = 0; i < nslots * hs; i++)
+        ((float *)h[RB_POOL])[i] = conv_urand(&r, -0.5f, 0.5f);
+    if (sz[RB_CAP])
+        fill_sent(h[RB_CAP], sz[RB_CAP]);
+    memcpy(h[RB_CU], cu, sizeof cu);
+    memcpy(h[RB_RS], rs, sizeof rs);
+    memcpy(h[RB_WS], ws, sizeof ws);
+    memcpy(h[RB_TAB], tab, sz[RB_TAB]);
+    if (c->bad == 1)
+        cnt[1] = -1;
+    else if (c->bad == 2)
+        cnt[1] = (int32_t)len[1] + 1;
+    memcpy(h[RB_CNT], cnt, sizeof cnt);
+    memcpy(pool0, h[RB_POOL], sz[RB_POOL]);
+    memcpy(out0, h[RB_OUT], sz[RB_OUT]);
+    if (cap0)
+        memcpy(cap0, h[RB_CAP], sz[RB_CAP]);
+    for (int i = 0; i < RB_COUNT; i++)
+        if (sz[i] && !(d[i] = (unsigned char *)dev_dup(h[i], sz[i]))) {
+            EXPECT(0, "replay %s: device allocation failed", name);
+            goto done;
+        }
+
+    {
+        gdn_problem p;
+        memset(&p, 0, sizeof p);
+        p.num_k_heads = RPK;
+        p.num_v_heads = RPV;
+        p.k_dim = p.v_dim = RPD;
+        p.gate = c->raw ? GDN_GATE_RAW : GDN_GATE_LOG;
+        p.qk_l2norm = 1;
+        p.state_layout = c->kv ? GDN_STATE_KV : GDN_STATE_VK;
+        p.dtype = p.out_dtype = c->dtype;
+        p.gate_dtype = c->gate_dtype;
+        /* the call on buffers b[] (host or device) */
+        gdn_batch ba[2];
+        gdn_tensors te[2];
+        const int64_t sq[4] = {Bv, Tv, RPK, RPD}, sv[4] = {Bv, Tv, RPV, RPD}, sg[3] = {Bv, Tv, RPV};
+        const int64_t sp[4] = {nslots, RPV, RPD, RPD}, sd[5] = {Bv, Tv, RPV, RPD, RPD}, sc[4] = {cslots, RPV, RPD, RPD};
+        for (int k = 0; k < 2; k++) {
+            unsigned char **b = k ? d : h;
+            memset(&ba[k], 0, sizeof ba[k]);
+            memset(&te[k], 0, sizeof te[k]);
+            ba[k].batch_size = Bv;
+            ba[k].seq_len = Tv;
+            if (c->packed) {
+                ba[k].num_seqs = N;
+                ba[k].cu_seqlens = b[RB_CU];
+                ba[k].cu_seqlens_type = GDN_INDEX_I32;
+            }
+            ba[k].num_tokens = (const int32_t *)b[RB_CNT];
+            te[k].q = gdn_tensor_contiguous(b[RB_Q], 4, sq);
+            te[k].k = gdn_tensor_contiguous(b[RB_K], 4, sq);
+            te[k].v = gdn_tensor_contiguous(b[RB_V], 4, sv);
+            te[k].g = gdn_tensor_contiguous(b[RB_G], 3, sg);
+            te[k].beta = gdn_tensor_contiguous(b[RB_BETA], 3, sg);
+            te[k].A_log = (const float *)b[RB_ALOG];
+            te[k].dt_bias = (const float *)b[RB_DTB];
+            te[k].out = gdn_tensor_contiguous(c->no_out ? NULL : b[RB_OUT], 4, sv);
+            te[k].state.pool = gdn_tensor_contiguous(b[RB_POOL], 4, sp);
+            if (c->pool != RPOOL_DEFAULT) {
+                te[k].state.read_slots = (const int32_t *)b[RB_RS];
+                te[k].state.write_slots = (const int32_t *)b[RB_WS];
+            }
+            if (c->cap == RCAP_DENSE) {
+                te[k].capture.mode = GDN_CAPTURE_DENSE;
+                te[k].capture.states = gdn_tensor_contiguous(b[RB_CAP], 5, sd);
+            } else if (c->cap != RCAP_NONE) {
+                te[k].capture.mode = GDN_CAPTURE_SLOTS;
+                te[k].capture.states = in_pool ? te[k].state.pool : gdn_tensor_contiguous(b[RB_CAP], 4, sc);
+                te[k].capture.slots = (const int32_t *)b[RB_TAB];
+            }
+        }
+        gdn_status cs = gdn_forward(cpu, &p, &ba[0], &te[0]);
+        char cpu_msg[600], gpu_msg[600];
+        snprintf(cpu_msg, sizeof cpu_msg, "%s", gdn_last_error(cpu));
+        gdn_status gs = gdn_forward(gpu, &p, &ba[1], &te[1]);
+        snprintf(gpu_msg, sizeof gpu_msg, "%s", gdn_last_error(gpu));
+        gdn_status ss = gdn_context_synchronize(gpu);
+        if (c->bad) {
+            /* accepted, reported by synchronize, nothing written (GDN_TEST_CUDA_ON_CPU=1: refused at once) */
+            const int on_device = g_backend == GDN_BACKEND_CUDA;
+            char want[120];
+            snprintf(want, sizeof want, "batch.num_tokens[1] = %d: must be in [0, %lld]", (int)cnt[1], (long long)len[1]);
+            const char *msg = on_device ? gdn_last_error(gpu) : gpu_msg;
+            EXPECT(cs == GDN_STATUS_INVALID_ARGUMENT && strstr(cpu_msg, want), "replay %s: the CPU says %s \"%s\" (test bug)",
+                   name, gdn_status_string(cs), cpu_msg);
+            EXPECT(gs == (on_device ? GDN_STATUS_SUCCESS : GDN_STATUS_INVALID_ARGUMENT),
+                   "replay %s: gdn_forward returned %s (%s); the counts are checked on the device", name,
+                   gdn_status_string(gs), gpu_msg);
+            EXPECT((on_device ? ss == GDN_STATUS_INVALID_ARGUMENT : 1) && strstr(msg, want) != NULL,
+                   "replay %s: synchronize %s \"%s\", expected \"%s\"", name, gdn_status_string(ss), msg, want);
+            EXPECT(!dev_copy(gout, d[RB_OUT], sz[RB_OUT]) && !dev_copy(gpool, d[RB_POOL], sz[RB_POOL]) &&
+                       (!gcap || !dev_copy(gcap, d[RB_CAP], sz[RB_CAP])),
+                   "replay %s: copy back", name);
+            EXPECT(!memcmp(gout, out0, sz[RB_OUT]) && !memcmp(gpool, pool0, sz[RB_POOL]) &&
+                       (!gcap || !memcmp(gcap, cap0, sz[RB_CAP])),
+                   "replay %s: the bad call wrote something", name);
+            EXPECT(gdn_context_synchronize(gpu) == GDN_STATUS_SUCCESS, "replay %s: error not cleared", name);
+            /* not sticky: the same call with a valid count runs, and is checked below */
+            cnt[1] = (int32_t)len[1];
+            memcpy(h[RB_CNT], cnt, sizeof cnt);
+            EXPECT(!dev_copy(d[RB_CNT], cnt, sizeof cnt), "replay %s: upload", name);
+            cs = gdn_forward(cpu, &p, &ba[0], &te[0]);
+            snprintf(cpu_msg, sizeof cpu_msg, "%s", gdn_last_error(cpu));
+            gs = gdn_forward(gpu, &p, &ba[1], &te[1]);
+            snprintf(gpu_msg, sizeof gpu_msg, "%s", gdn_last_error(gpu));
+            ss = gdn_context_synchronize(gpu);
+        }
+        EXPECT(cs == GDN_STATUS_SUCCESS, "replay %s: CPU %s: %s", name, gdn_status_string(cs), cpu_msg);
+        EXPECT(gs == GDN_STATUS_SUCCESS && ss == GDN_STATUS_SUCCESS, "replay %s: device %s / synchronize %s: %s %s",
+               name, gdn_status_string(gs), gdn_status_string(ss), gpu_msg, gdn_last_error(gpu));
+        EXPECT(!dev_copy(gout, d[RB_OUT], sz[RB_OUT]) && !dev_copy(gpool, d[RB_POOL], sz[RB_POOL]) &&
+                   (!gcap || !dev_copy(gcap, d[RB_CAP], sz[RB_CAP])),
+               "replay %s: copy back", name);
+
+        /* outputs: tokens before the count within tolerance of the CPU's, the others untouched (both) */
+        const double out_tol = c->dtype == GDN_DTYPE_F32 ? 1e-5 : 1e-2, st_tol = 1e-5;
+        double num = 0, den = 0;
+        int past_ok = 1, cpu_past_ok = 1;
+        const size_t tok_bytes = (size_t)(RPV * RPD) * es;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t j = 0; j < len[n]; j++) {
+                const int64_t pos = first[n] + j;
+                if (j < cnt[n] && !c->no_out) {
+                    rms_add(&num, &den, gout, h[RB_OUT], c->dtype, pos * RPV * RPD, RPV * RPD);
+                } else {
+                    past_ok &= !memcmp(gout + (size_t)pos * tok_bytes, out0 + (size_t)pos * tok_bytes, tok_bytes);
+                    cpu_past_ok &= !memcmp(h[RB_OUT] + (size_t)pos * tok_bytes, out0 + (size_t)pos * tok_bytes, tok_bytes);
+                }
+            }
+        const double oe = rms_rel(num, den);
+        EXPECT(oe <= out_tol, "replay %s: out relative RMS %.3g against the CPU > %.1g", name, oe, out_tol);
+        EXPECT(past_ok, "replay %s: out written for a token past batch.num_tokens (or with out NULL)", name);
+        EXPECT(cpu_past_ok, "replay %s: the CPU wrote out for a token past batch.num_tokens", name);
+
+        /* the pool: every slot the CPU left alone is untouched, the others within tolerance; count 0
+         * copies the read slot to the write slot bitwise */
+        num = den = 0;
+        int untouched_ok = 1;
+        const size_t slot_bytes = sizeof(float) * (size_t)hs;
+        for (int64_t s = 0; s < nslots; s++) {
+            if (!memcmp(h[RB_POOL] + (size_t)s * slot_bytes, pool0 + (size_t)s * slot_bytes, slot_bytes))
+                untouched_ok &= !memcmp(gpool + (size_t)s * slot_bytes, pool0 + (size_t)s * slot_bytes, slot_bytes);
+            else
+                rms_add(&num, &den, gpool, h[RB_POOL], GDN_DTYPE_F32, s * hs, hs);
+        }
+        const double pe = rms_rel(num, den);
+        EXPECT(pe <= st_tol, "replay %s: pool relative RMS %.3g against the CPU > %.1g", name, pe, st_tol);
+        EXPECT(untouched_ok, "replay %s: a pool slot the CPU left alone was written", name);
+        for (int64_t n = 0; n < N; n++)
+            if (cnt[n] == 0 && c->pool == RPOOL_MOVE)
+                EXPECT(!memcmp(gpool + (size_t)ws[n] * slot_bytes, pool0 + (size_t)rs[n] * slot_bytes, slot_bytes),
+                       "replay %s: count 0: sequence %lld's write slot is not a copy of its read slot", name,
+                       (long long)n);
+
+        /* captures: before the count within tolerance, past it untouched (dense, a capture pool, or the
+         * state pool except the write slot) */
+        num = den = 0;
+        int cap_ok = 1, cap_untouched = 1;
+        if (c->cap == RCAP_SLOTS)
+            for (int64_t s = 0; s < cslots; s++) {
+                if (!memcmp(h[RB_CAP] + (size_t)s * slot_bytes, cap0 + (size_t)s * slot_bytes, slot_bytes))
+                    cap_untouched &= !memcmp(gcap + (size_t)s * slot_bytes, cap0 + (size_t)s * slot_bytes, slot_bytes);
+            }
+        for (int64_t n = 0; n < N && c->cap != RCAP_NONE; n++)
+            for (int64_t j = 0; j < len[n]; j++) {
+                const int64_t pos = first[n] + j;
+                const int64_t s = c->cap == RCAP_DENSE ? pos : tab[pos];
+                const unsigned char *gb = c->cap == RCAP_IN_POOL_LAST ? gpool : gcap;
+                const unsigned char *cb = c->cap == RCAP_IN_POOL_LAST ? h[RB_POOL] : h[RB_CAP];
+                const unsigned char *ib = c->cap == RCAP_IN_POOL_LAST ? pool0 : cap0;
+                if (s < 0)
+                    continue;
+                if (j < cnt[n])
+                    rms_add(&num, &den, gb, cb, GDN_DTYPE_F32, s * hs, hs);
+                else if (!(c->cap == RCAP_IN_POOL_LAST && s == ws[n])) /* the write slot gets the final state */
+                    cap_ok &= !memcmp(gb + (size_t)s * slot_bytes, ib + (size_t)s * slot_bytes, slot_bytes);
+            }
+        const double ce = rms_rel(num, den);
+        EXPECT(ce <= st_tol, "replay %s: captures relative RMS %.3g against the CPU > %.1g", name, ce, st_tol);
+        EXPECT(cap_ok, "replay %s: a capture written for a token past batch.num_tokens", name);
+        EXPECT(cap_untouched, "replay %s: a capture slot the CPU left alone was written", name);
+        if (oe / out_tol > replay_worst[0])
+            replay_worst[0] = oe / out_tol;
+        if (pe / st_tol > replay_worst[1])
+            replay_worst[1] = pe / st_tol;
+        if (ce / st_tol > replay_worst[2])
+            replay_worst[2] = ce / st_tol;
+    }
+done:
+    replay_failed += g_failed != before;
+    for (int i = 0; i < RB_COUNT; i++) {
+        free(h[i]);
+        dev_free(d[i]);
+    }
+    free(pool0);
+    free(out0);
+    free(cap0);
+    free(gout);
+    free(gpool);
+    free(gcap);
+}
+
+static void run_replay(void)
+{
+    gdn_context *cpu = NULL, *gpu = NULL;
+    gdn_context_desc dd;
+    memset(&dd, 0, sizeof dd);
+    dd.backend = g_backend;
+    if (gdn_context_create(NULL, &cpu) != GDN_STATUS_SUCCESS || gdn_context_create(&dd, &gpu) != GDN_STATUS_SUCCESS) {
+        EXPECT(0, "replay: contexts: %s", gdn_last_error(NULL));
+        gdn_context_destroy(cpu);
+        return;
+    }
+    const double t0 = now();
+    uint64_t seed = 500;
+    /* the recurrence: 24 cases; each shape (dense, packed) sees shifts 0..11, so every count 0..len of
+     * every sequence; the pool, capture, dtype, gate and output choices cycle with other periods. Cases
+     * i = 2 and 14 have the fast path's shape (dense, default slots in place, no capture, vk). */
+    for (int i = 0; i < 24; i++) {
+        replay_case c;
+        memset(&c, 0, sizeof c);
+        c.packed = i & 1;
+        c.shift = i >> 1;
+        c.pool = i % 3;
+        c.cap = (i / 3) % 4;
+        c.dtype = (i / 2) % 2 ? GDN_DTYPE_BF16 : GDN_DTYPE_F32;
+        c.gate_dtype = c.dtype == GDN_DTYPE_BF16 && (i / 6) % 2 ? GDN_DTYPE_BF16 : GDN_DTYPE_F32;
+        c.raw = (i / 4) % 2;
+        c.kv = i % 7 == 5;
+        c.no_out = i % 5 == 3;
+        replay_run(cpu, gpu, &c, seed++);
+    }
+    /* bad counts (negative, past the length, at index 1) of a dense call whose only index array is
+     * num_tokens, and of a packed one with slot arrays and captures; each followed by the valid call */
+    for (int bad = 1; bad <= 2; bad++)
+        for (int packed = 0; packed < 2; packed++) {
+            replay_case c;
+            memset(&c, 0, sizeof c);
+            c.packed = packed;
+            c.dtype = c.gate_dtype = GDN_DTYPE_F32;
+            c.pool = packed ? RPOOL_MOVE : RPOOL_DEFAULT;
+            c.cap = packed ? RCAP_SLOTS : RCAP_NONE;
+            c.shift = bad;
+            c.bad = bad;
+            replay_run(cpu, gpu, &c, seed++);
+        }
+
+    /* the convolution: C = 16, W = 4, f32, silu, the same batch shapes; 10 shifts of each shape over
+     * the pools and captures, y present and NULL; a bf16 case, y = x, a long packed batch (the
+     * token-split kernel); bad counts, each followed by a valid call */
+    const int conv_ran0 = conv_ran, conv_failed0 = conv_failed;
+    static const int64_t lens[RPN] = {4, 1, 3}, lens_long[] = {0, 700, 3, 129, 1};
+    static const int pools[] = {CP_MOVE, CP_INPLACE, CP_NEGATIVE};
+    static const int caps[] = {CC_NONE, CC_DENSE, CC_SLOTS, CC_IN_POOL_LAST, CC_SLOTS_STRIDE};
+    for (int i = 0; i < 20; i++) {
+        conv_case c = (i & 1) ? conv_packed(16, 4, GDN_DTYPE_F32, RPN, lens) : conv_dense(16, 4, GDN_DTYPE_F32, RPN, RPT);
+        c.counts = 1 + (i >> 1);
+        c.pool = pools[i % 3];
+        c.cap = caps[(i / 2) % 5];
+        c.no_y = i % 3 == 1;
+        c.y_is_x = i % 7 == 4;
+        c.bias = i % 4 != 2;
+        conv_run(cpu, gpu, &c, seed++);
+    }
+    {
+        conv_case c = conv_packed(24, 4, GDN_DTYPE_BF16, RPN, lens);
+        c.counts = 1 + 2;
+        c.pool = CP_MOVE;
+        c.cap = CC_DENSE;
+        conv_run(cpu, gpu, &c, seed++);
+        c = conv_packed(33, 4, GDN_DTYPE_F32, 5, lens_long);
+        c.counts = 1 + 350; /* 0, 351 of 700, 0 of 3, 93 of 129, 0 of 1 */
+        c.pool = CP_MOVE;
+        c.cap = CC_IN_POOL_LAST;
+        c.y_is_x = 1;
+        conv_run(cpu, gpu, &c, seed++);
+        c.cap = CC_NONE;
+        c.y_is_x = 0;
+        c.no_y = 1;
+        conv_run(cpu, gpu, &c, seed++);
+    }
+    for (int bad = 4; bad <= 5; bad++)
+        for (int packed = 0; packed < 2; packed++) {
+            conv_case c = packed ? conv_packed(16, 4, GDN_DTYPE_F32, RPN, lens) : conv_dense(16, 4, GDN_DTYPE_F32, RPN, RPT);
+            c.counts = 1;
+            c.pool = packed ? CP_MOVE : CP_INPLACE; /* dense: num_tokens is the only index array */
+            c.cap = packed ? CC_SLOTS : CC_NONE;
+            c.bad = bad;
+            conv_run(cpu, gpu, &c, seed++);
+            c.bad = 0; /* the valid call after the error */
+            conv_run(cpu, gpu, &c, seed++);
+        }
+    printf("replay: %d cases, %d failed, worst error / tolerance: out %.2g, state %.2g, capture %.2g; conv %d cases, "
+           "%d failed, %.1f s\n",
+           replay_ran + conv_ran - conv_ran0, replay_failed + conv_failed - conv_failed0, replay_worst[0],
+           replay_worst[1], replay_worst[2], conv_ran - conv_ran0, conv_failed - conv_failed0, now() - t0);
+    gdn_context_destroy(cpu);
+    gdn_context_destroy(gpu);
+}
+
 int main(int argc, char **argv)
 {
     const int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
@@ -1326,7 +1836,7 @@ int main(int argc, char **argv)
     const int devices = gdn_cuda_device_count(name, sizeof name);
     if (on_cpu && *on_cpu == '1') {
         g_backend = GDN_BACKEND_CPU;
-        printf("GDN_TEST_CUDA_ON_CPU=1: parts 1-3 on the CPU backend (harness check)\n");
+        printf("GDN_TEST_CUDA_ON_CPU=1: parts 1-3, 7 and 8 on the CPU backend (harness check)\n");
     } else if (devices == 0) {
         /* the CUDA backend must say so cleanly */
         gdn_context_desc d;
@@ -1350,6 +1860,7 @@ int main(int argc, char **argv)
         printf("contexts, errors, determinism: %d checks, %d failed\n", g_run, g_failed);
     }
     run_conv(sanitize);
+    run_replay();
     if (g_backend == GDN_BACKEND_CUDA && !sanitize)
         time_conv();
     run_matrix(sanitize ? 40 : 240);

@@ -269,13 +269,15 @@ typedef struct gdn_batch {
     const void *cu_seqlens;  /**< NULL (dense) or N+1 offsets: cu[0] = 0, non-decreasing,
                                   cu[N] = T_total. Sequence n is tokens [cu[n], cu[n+1]). */
     gdn_index_type cu_seqlens_type; /**< Element type of cu_seqlens. */
-    const int32_t *num_tokens; /**< NULL, or N counts in host memory: sequence n runs only its first
-                                    num_tokens[n] tokens (0 <= count <= its length); the outputs and
-                                    captures of its other tokens are not written, and a count of 0
-                                    acts as an empty sequence (the read state is copied to the write
-                                    slot). Rollback by replay in one call: repeat the verify call with
-                                    the accepted counts here, the pre-verify read slots, and
-                                    out.data = NULL. CPU backend only in this version. */
+    const int32_t *num_tokens; /**< NULL, or N counts: sequence n runs only its first num_tokens[n]
+                                    tokens (0 <= count <= its length); the outputs and captures of
+                                    its other tokens are not written, and a count of 0 acts as an
+                                    empty sequence (the read state is copied to the write slot).
+                                    Rollback by replay in one call: repeat the verify call with the
+                                    accepted counts here, the pre-verify read slots, and
+                                    out.data = NULL. Host memory on the CPU backend; device memory
+                                    on CUDA (like cu_seqlens: checked on the device, a bad count
+                                    reported by gdn_context_synchronize). */
 } gdn_batch;
 
 /** Most dimensions a view has. */
@@ -369,9 +371,9 @@ typedef struct gdn_tensors {
  *         GDN_STATUS_UNSUPPORTED for valid requests this version lacks (Dk or Dv > 256,
  *         bf16 state storage, the chunked algorithm on CUDA). Nothing is written unless SUCCESS.
  *
- * CUDA backend: every pointer is device memory, cu_seqlens and the slot arrays included (engines
- * keep them on the GPU and replay captured graphs). The call validates everything but the contents
- * of those index arrays on the host, enqueues the work on the context's stream and returns SUCCESS
+ * CUDA backend: every pointer is device memory, cu_seqlens, the slot arrays and batch.num_tokens
+ * included (engines keep them on the GPU and replay captured graphs). The call validates everything
+ * but the contents of those index arrays on the host, enqueues the work on the context's stream and returns SUCCESS
  * without waiting; the inputs must stay valid and the outputs untouched until the stream reaches
  * the work. The contents of the index arrays are checked on the device before anything is written:
  * a bad entry makes that call write nothing, and gdn_context_synchronize reports it. A call whose
@@ -424,8 +426,8 @@ typedef struct gdn_conv_tensors {
  * gdn_forward. Rollback by replay works the same way: keep the pre-verify slot and re-run the n
  * accepted tokens with y.data = NULL.
  * @return GDN_STATUS_INVALID_ARGUMENT for any bad argument (message names it),
- *         GDN_STATUS_UNSUPPORTED for valid requests this version lacks (batch.num_tokens on CUDA).
- *         Nothing is written unless SUCCESS.
+ *         GDN_STATUS_UNSUPPORTED for valid requests this version lacks. Nothing is written unless
+ *         SUCCESS.
  *
  * CUDA backend: as gdn_forward: every pointer is device memory (index arrays included), the call
  * is asynchronous on the context's stream, and the contents of the index arrays are checked on

@@ -394,9 +394,7 @@ static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch 
         p->N = p->B;
     }
     if (ba->num_tokens) {
-        if (!contents)
-            FAIL(GDN_STATUS_UNSUPPORTED, "batch.num_tokens: not supported on the CUDA backend in this version");
-        for (int64_t n = 0; n < p->N; n++) {
+        for (int64_t n = 0; contents && n < p->N; n++) { /* device counts: checked on the device */
             int64_t b, t0, t1;
             gdn_plan_seq_full(p, n, &b, &t0, &t1);
             if (ba->num_tokens[n] < 0 || ba->num_tokens[n] > t1 - t0)

@@ -155,12 +155,13 @@ static void copy_strides(int64_t *dst, const gdn_view *v, int n)
 /* The index check (check.cu) in front of a call that has index arrays (cu_seqlens, slot arrays, a
  * capture slot table): the slot stamps grown to the pools of the call, the check kernel launched, and
  * p->checked set so that the compute kernel waits for it and obeys its verdict. The fields read: B, T,
- * N, cu, cu_i64, pool (as a flag), num_slots, read/write slots, cap_mode, cap_num_slots, cap_slots,
+ * N, cu, cu_i64, num_tokens, pool (as a flag), num_slots, read/write slots, cap_mode, cap_num_slots, cap_slots,
  * cap_slots_stride, same_pool, words. */
 static gdn_status launch_check(gdn_cuda_context *c, gdn_cuda_params *p, const char *fn, char *err, size_t err_len)
 {
     cudaError_t e;
-    const int need_check = p->cu || p->read_slots || p->write_slots || p->cap_mode == GDN_CAPTURE_SLOTS;
+    const int need_check =
+        p->cu || p->num_tokens || p->read_slots || p->write_slots || p->cap_mode == GDN_CAPTURE_SLOTS;
     if (!need_check)
         return GDN_STATUS_SUCCESS;
     const int64_t want = (p->pool ? p->num_slots : 0) +
@@ -217,6 +218,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.N = pl->N;
     p.cu = pl->cu;
     p.cu_i64 = pl->cu_type == GDN_INDEX_I64;
+    p.num_tokens = pl->num_tokens;
     p.q = pl->q.data;
     p.k = pl->k.data;
     p.v = pl->v.data;
@@ -253,7 +255,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
 
     cudaError_t e;
     gdn_status st;
-    if (!pl->has_pool && pl->T == 0 && !pl->cu && pl->cap_mode != GDN_CAPTURE_SLOTS)
+    if (!pl->has_pool && pl->T == 0 && !pl->cu && !pl->num_tokens && pl->cap_mode != GDN_CAPTURE_SLOTS)
         return GDN_STATUS_SUCCESS; /* no tokens, no states, no index arrays: nothing to check, read or write */
     if (pl->N > (INT64_C(1) << 40) / pl->Hv) {
         snprintf(err, err_len, "batch: %lld sequences x %d value heads: more than 2^40 work items are not supported "
@@ -274,7 +276,7 @@ gdn_status gdn_cuda_conv1d_forward(gdn_cuda_context *c, const gdn_conv_plan *pl,
 {
     device_scope scope(c->device);
     const gdn_plan *sq = &pl->seq; /* batch, slots and capture slots (the shadow plan) */
-    if (!sq->has_pool && sq->T == 0 && !sq->cu && sq->cap_mode != GDN_CAPTURE_SLOTS)
+    if (!sq->has_pool && sq->T == 0 && !sq->cu && !sq->num_tokens && sq->cap_mode != GDN_CAPTURE_SLOTS)
         return GDN_STATUS_SUCCESS; /* no tokens, no states, no index arrays: nothing to check, read or write */
     if (sq->N > (INT64_C(1) << 40)) {
         snprintf(err, err_len, "batch: %lld sequences: more than 2^40 are not supported by the CUDA backend",
@@ -289,6 +291,7 @@ gdn_status gdn_cuda_conv1d_forward(gdn_cuda_context *c, const gdn_conv_plan *pl,
     p.N = sq->N;
     p.cu = sq->cu;
     p.cu_i64 = sq->cu_type == GDN_INDEX_I64;
+    p.num_tokens = sq->num_tokens;
     if (sq->has_pool) {
         p.pool = (float *)pl->pool.data;
         p.num_slots = sq->num_slots;
@@ -319,6 +322,7 @@ gdn_status gdn_cuda_conv1d_forward(gdn_cuda_context *c, const gdn_conv_plan *pl,
     q.N = sq->N;
     q.cu = sq->cu;
     q.cu_i64 = p.cu_i64;
+    q.num_tokens = sq->num_tokens;
     q.x = pl->x.data;
     copy_strides(q.xs, &pl->x, 3);
     q.w = (const float *)pl->weight.data;
@@ -381,6 +385,10 @@ static void error_message(const gdn_cuda_error *x, char *err, size_t err_len)
         break;
     case GDN_CUDA_ERR_CU_LAST:
         snprintf(msg, sizeof msg, "cu_seqlens[%lld] = %lld: must equal seq_len = %lld (T_total)", i, v, o);
+        break;
+    case GDN_CUDA_ERR_NUM_TOKENS:
+        snprintf(msg, sizeof msg, "batch.num_tokens[%lld] = %lld: must be in [0, %lld] (the tokens of sequence %lld)",
+                 i, v, o, i);
         break;
     case GDN_CUDA_ERR_STRIDE:
         snprintf(msg, sizeof msg, "capture.slots_stride = %lld: shorter than sequence %lld (%lld tokens)", v,

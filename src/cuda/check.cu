@@ -4,8 +4,10 @@
  * cannot read them without a synchronisation).
  *
  * One block of 1024 threads checks, in the order the CPU validator does (core/validate.c), each
- * phase only when the earlier ones passed:
+ * phase only when the earlier ones passed (with batch.num_tokens, a sequence's "length" below is its
+ * count: the tokens it runs; the captures of the others are neither checked nor written):
  *   1. cu_seqlens: cu[0] = 0, non-decreasing, cu[N] = seq_len (never past it);
+ *   1b. batch.num_tokens: 0 <= num_tokens[n] <= sequence n's tokens;
  *   2. capture.slots_stride >= every sequence's length (when > 0);
  *   3. read and write slots < pool slots;  4. capture slots < capture-pool slots;
  *   5. slot conflicts, with one 64-bit stamp per slot (R flag | W flag | owner n+1, all-ones owner =
@@ -30,7 +32,7 @@
 #define ST_OWNER ((1ull << 61) - 1)
 #define NO_ERROR (~0ull)
 
-enum { PH_CU = 1, PH_STRIDE = 2, PH_RANGE = 3, PH_CAP_RANGE = 4, PH_WRITE = 5, PH_CAP = 6 };
+enum { PH_CU = 1, PH_COUNT = 2, PH_STRIDE = 3, PH_RANGE = 4, PH_CAP_RANGE = 5, PH_WRITE = 6, PH_CAP = 7 };
 
 __device__ __forceinline__ int64_t cu_at(const gdn_cuda_params &P, int64_t i)
 {
@@ -87,6 +89,12 @@ __device__ __forceinline__ void token_of(const gdn_cuda_params &P, int64_t i, in
 __device__ __forceinline__ int64_t seq_len(const gdn_cuda_params &P, int64_t n)
 {
     return P.cu ? cu_at(P, n + 1) - cu_at(P, n) : P.T;
+}
+
+/* The tokens sequence n runs: its length, or its batch.num_tokens count (checked by then). */
+__device__ __forceinline__ int64_t run_len(const gdn_cuda_params &P, int64_t n)
+{
+    return P.num_tokens ? (int64_t)P.num_tokens[n] : seq_len(P, n);
 }
 
 __device__ void stamp_read(unsigned long long *st, int64_t n)
@@ -163,10 +171,18 @@ __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_c
         }
     }
     bool ok = still_ok(&best);
+    /* 1b. the counts of batch.num_tokens */
+    if (ok && P.num_tokens)
+        for (int64_t n = tid; n < N; n += CT) {
+            const int64_t c = P.num_tokens[n];
+            if (c < 0 || c > seq_len(P, n))
+                report(&best, PH_COUNT, n, 0);
+        }
+    ok = ok && still_ok(&best);
     /* 2. the slot table's row length */
     if (ok && cap_slots && P.cap_slots_stride > 0)
         for (int64_t n = tid; n < N; n += CT)
-            if (seq_len(P, n) > P.cap_slots_stride)
+            if (run_len(P, n) > P.cap_slots_stride)
                 report(&best, PH_STRIDE, n, 0);
     ok = ok && still_ok(&best);
     /* 3, 4. ranges */
@@ -182,7 +198,7 @@ __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_c
             for (int64_t i = tid; i < NT; i += CT) {
                 int64_t n, j, idx;
                 token_of(P, i, &n, &j, &idx);
-                if ((int64_t)P.cap_slots[idx] >= P.cap_num_slots)
+                if (j < run_len(P, n) && (int64_t)P.cap_slots[idx] >= P.cap_num_slots)
                     report(&best, PH_CAP_RANGE, idx, 0);
             }
     }
@@ -209,10 +225,12 @@ __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_c
             for (int64_t i = tid; i < NT; i += CT) {
                 int64_t n, j, idx;
                 token_of(P, i, &n, &j, &idx);
+                if (j >= run_len(P, n))
+                    continue;
                 const int64_t c = P.cap_slots[idx];
                 if (c < 0)
                     continue;
-                if (P.same_pool && j == seq_len(P, n) - 1 && c == write_slot(P, n))
+                if (P.same_pool && j == run_len(P, n) - 1 && c == write_slot(P, n))
                     continue; /* the last state into its own write slot: the same values */
                 const int k = stamp_write(&cap_st[c], n);
                 if (k)
@@ -241,11 +259,17 @@ __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_c
             e.value = cu_at(P, index);
             e.other = sub == 1 ? cu_at(P, index - 1) : P.T;
             break;
+        case PH_COUNT:
+            e.code = GDN_CUDA_ERR_NUM_TOKENS;
+            e.value = P.num_tokens[index];
+            e.seq = index;
+            e.other = seq_len(P, index);
+            break;
         case PH_STRIDE:
             e.code = GDN_CUDA_ERR_STRIDE;
             e.value = P.cap_slots_stride;
             e.seq = index;
-            e.other = seq_len(P, index);
+            e.other = run_len(P, index);
             break;
         case PH_RANGE:
             e.code = sub == 0 ? GDN_CUDA_ERR_READ_RANGE : GDN_CUDA_ERR_WRITE_RANGE;
@@ -306,7 +330,7 @@ __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_c
             for (int64_t i = tid; i < NT; i += CT) {
                 int64_t n, j, idx;
                 token_of(P, i, &n, &j, &idx);
-                const int64_t c = P.cap_slots[idx];
+                const int64_t c = j < run_len(P, n) ? (int64_t)P.cap_slots[idx] : -1;
                 if (c >= 0)
                     cap_st[c] = 0;
             }

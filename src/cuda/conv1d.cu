@@ -123,6 +123,10 @@ __global__ void __launch_bounds__(CONV_MAX_THREADS) conv1d_kernel(const __grid_c
             t0 = 0;
             t1 = P.T;
         }
+        if (P.num_tokens) { /* the first count tokens (a bad count: none; the check reports it) */
+            const int64_t cnt = P.num_tokens[n];
+            t1 = cnt >= 0 && cnt <= t1 - t0 ? t0 + cnt : t0;
+        }
         /* the read slot (out of range: not read; the check reports it) */
         int64_t rs = -1;
         if (P.pool) {

@@ -3,7 +3,8 @@
  * helpers. Chosen by gdn_cuda_launch_recurrent when the call qualifies (fast_ok below):
  *   dense batch (no cu_seqlens), default slots (sequence n reads and writes pool slot n in place, no
  *   index arrays, hence no check kernel), no capture, a state pool, vk layout, Dk = Dv = D in
- *   {32, 64, 128, 256}, 1 <= T <= FAST_TMAX, contiguous q, k, v, g, beta and out (out may be absent),
+ *   {32, 64, 128, 256}, 1 <= T <= FAST_TMAX, no batch.num_tokens, contiguous q, k, v, g, beta and out
+ *   (out may be absent),
  *   state rows contiguous (pool [slots, Hv, D, D] with unit column stride and row stride D), 16-byte
  *   aligned q, k and pool, f32 / bf16 / f16 inputs, any gate convention, head map and ratio.
  * Everything else takes the general kernels. Decode (T = 1) runs fast1_kernel (no staging, below), T > 1
@@ -374,8 +375,8 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
 static bool fast_ok(const gdn_cuda_params *p)
 {
     const int64_t D = p->Dk, T = p->T;
-    if (p->cu || p->read_slots || p->write_slots || p->cap_mode != GDN_CAPTURE_NONE || !p->pool || p->kv_layout ||
-        p->checked)
+    if (p->cu || p->num_tokens || p->read_slots || p->write_slots || p->cap_mode != GDN_CAPTURE_NONE || !p->pool ||
+        p->kv_layout || p->checked)
         return false;
     if (p->Dk != p->Dv || !(D == 32 || D == 64 || D == 128 || D == 256) || T < 1 || T > FAST_TMAX)
         return false;

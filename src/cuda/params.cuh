@@ -35,7 +35,8 @@ enum gdn_cuda_err_code {
     GDN_CUDA_ERR_WRITE_RANGE = 7,   /* state.write_slots[n] >= slots */
     GDN_CUDA_ERR_CAP_RANGE = 8,     /* capture.slots[i] >= capture slots */
     GDN_CUDA_ERR_WRITE_CONFLICT = 9,
-    GDN_CUDA_ERR_CAP_CONFLICT = 10
+    GDN_CUDA_ERR_CAP_CONFLICT = 10,
+    GDN_CUDA_ERR_NUM_TOKENS = 11    /* batch.num_tokens[n] < 0 or > sequence n's length */
 };
 
 /* Device words of a context: the per-call flag the compute kernel reads, and the sticky record. */
@@ -61,6 +62,7 @@ typedef struct gdn_cuda_params {
     int64_t B, T, N;
     const void *cu; /* NULL: dense */
     int cu_i64;
+    const int32_t *num_tokens; /* NULL, or [N] (device): tokens run per sequence (checked by check.cu) */
     /* inputs */
     const void *q, *k, *v, *g, *beta;
     int64_t qs[4], ks[4], vs[4], gs[3], bs[3];
@@ -101,6 +103,7 @@ typedef struct gdn_cuda_conv_params {
     int64_t B, T, N;
     const void *cu; /* NULL: dense */
     int cu_i64;
+    const int32_t *num_tokens; /* NULL, or [N] (device): tokens run per sequence */
     const void *x;
     int64_t xs[3];
     const float *w;

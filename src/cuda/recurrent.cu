@@ -110,6 +110,10 @@ __device__ __forceinline__ void seq_tokens(const gdn_cuda_params &P, int64_t n, 
         *t0 = 0;
         *t1 = P.T;
     }
+    if (P.num_tokens) { /* the first count tokens (a bad count: none; the check reports it) */
+        const int64_t c = P.num_tokens[n];
+        *t1 = c >= 0 && c <= *t1 - *t0 ? *t0 + c : *t0;
+    }
 }
 
 /* Sequence n's read slot, or -1 (no pool, or out of range: not read; the check reports it). */
