@@ -262,14 +262,15 @@ __device__ __forceinline__ float4 ld4(const void *base, size_t off)
  * beta themselves (no shared memory, no barrier) and reduce |q|^2, |k|^2, k.q, S.k and S.q together
  * in one log2(FL)-round shuffle reduction; same decomposition and update as fast_kernel. A CTA that
  * walks J > 1 tiles keeps q, k and the gate in registers and loads the next tile's rows (and v)
- * while this tile's are updated. */
-template <int D, int FL, int IN>
+ * while this tile's are updated. JT: compiled for J > 1 (false: J = 1, straight-line code with no
+ * registers for a next tile, for small batches where latency rules). */
+template <int D, int FL, int IN, bool JT>
 __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
     static_assert(KV >= 1 && TILES >= 1, "fast1_kernel: bad D / FL");
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
-    const int jl = P.fast_jlog, J = 1 << jl, cl = ilog2c(TILES) - jl;
+    const int jl = JT ? P.fast_jlog : 0, J = 1 << jl, cl = ilog2c(TILES) - jl;
     const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
     const int Hv = P.Hv;
     const int rr = warp * RPW + lane / FL;

@@ -1159,38 +1159,43 @@ static kernel_fn pick_fast_in(int dtype)
                                      : fast_kernel<D, FL, MULTI, 2>;
 }
 
+template <int D, int FL, bool JT>
+static kernel_fn pick_fast1(int dtype)
+{
+    return dtype == GDN_DTYPE_F32 ? fast1_kernel<D, FL, 0, JT> : dtype == GDN_DTYPE_BF16 ? fast1_kernel<D, FL, 1, JT>
+                                                                                        : fast1_kernel<D, FL, 2, JT>;
+}
+
 template <int D, int FL>
-static kernel_fn pick_fast_t(bool multi, bool self, int dtype)
+static kernel_fn pick_fast_t(bool multi, bool self, int dtype, bool tiles)
 {
     if (!multi && self)
-        return dtype == GDN_DTYPE_F32    ? fast1_kernel<D, FL, 0>
-               : dtype == GDN_DTYPE_BF16 ? fast1_kernel<D, FL, 1>
-                                         : fast1_kernel<D, FL, 2>;
+        return tiles ? pick_fast1<D, FL, true>(dtype) : pick_fast1<D, FL, false>(dtype);
     return multi ? pick_fast_in<D, FL, true>(dtype) : pick_fast_in<D, FL, false>(dtype);
 }
 
 /* The fast kernel for D (a power of two, 32 .. 256) and its lanes per row. *lpr: in = the wish
  * (GDN_CUDA_FAST_LPR: lanes per row for D = 128, 8, 16 or 32, 0 automatic; plus 100: decode through
  * fast1_kernel, plus 200: decode through the staged fast_kernel); out = the lanes per row taken. */
-static kernel_fn pick_fast(int D, int *lpr, bool multi, int dtype)
+static kernel_fn pick_fast(int D, int *lpr, bool multi, int dtype, bool tiles)
 {
     const int want = *lpr % 100;
     const bool self = *lpr / 100 != 2; /* decode without staging unless asked */
     switch (D) {
-    case 32: *lpr = 8; return pick_fast_t<32, 8>(multi, self, dtype);
-    case 64: *lpr = 8; return pick_fast_t<64, 8>(multi, self, dtype);
+    case 32: *lpr = 8; return pick_fast_t<32, 8>(multi, self, dtype, tiles);
+    case 64: *lpr = 8; return pick_fast_t<64, 8>(multi, self, dtype, tiles);
     case 128:
         if (want == 8) {
             *lpr = 8;
-            return pick_fast_t<128, 8>(multi, self, dtype);
+            return pick_fast_t<128, 8>(multi, self, dtype, tiles);
         }
         if (want == 32) {
             *lpr = 32;
-            return pick_fast_t<128, 32>(multi, self, dtype);
+            return pick_fast_t<128, 32>(multi, self, dtype, tiles);
         }
         *lpr = 16;
-        return pick_fast_t<128, 16>(multi, self, dtype);
-    default: *lpr = 16; return pick_fast_t<256, 16>(multi, self, dtype);
+        return pick_fast_t<128, 16>(multi, self, dtype, tiles);
+    default: *lpr = 16; return pick_fast_t<256, 16>(multi, self, dtype, tiles);
     }
 }
 
@@ -1287,7 +1292,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
         int lpr = fast_lpr;
         if (lpr % 100 == 0)
             lpr += p.T > 1 || p.N * p.Hv <= 2 * (int64_t)num_sms ? 16 : 8;
-        const kernel_fn fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype);
+        kernel_fn fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, false);
         const int tiles = p.Dk * lpr / FAST_THREADS; /* rows per CTA: FAST_THREADS / lpr */
         /* tiles per CTA (J): the most, up to 2 for decode and 4 for multi-token calls, that leave
            at least 4 CTAs per SM; each CTA prefetches its J tiles into L2 at its start and loads tile
@@ -1304,6 +1309,8 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
                 jlog++;
         }
         p.fast_jlog = jlog;
+        if (jlog > 0) /* decode: the kernel compiled for several tiles per CTA */
+            fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, true);
         cfg.blockDim = dim3(FAST_THREADS, 1, 1);
         cfg.gridDim = dim3((unsigned)(p.Hv * (tiles >> jlog)), (unsigned)p.N, 1);
         cfg.dynamicSmemBytes = 0;
