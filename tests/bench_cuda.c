@@ -339,6 +339,7 @@ int main(int argc, char **argv)
             {"verify, no capture", 8, 4, GDN_CAPTURE_NONE, 0, 0},
             {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0},
             {"verify, no capture", 256, 4, GDN_CAPTURE_NONE, 0, 0},
+            {"verify, dense capture", 64, 4, GDN_CAPTURE_DENSE, 0, 0},
         };
         static const char *MODES[][2] = {{"1", "8"}, {"2", "8"}, {"4", "8"}, {"8", "8"},
                                          {"1", "16"}, {"2", "16"}, {"4", "16"}, {"8", "16"}};

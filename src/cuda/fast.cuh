@@ -2,7 +2,8 @@
  * fast.cuh — the lean small-batch path of recurrent.cu ("fast_kernel"), included there after its
  * helpers. Chosen by gdn_cuda_launch_recurrent when the call qualifies (fast_ok below):
  *   dense batch (no cu_seqlens), default slots (sequence n reads and writes pool slot n in place, no
- *   index arrays, hence no check kernel), no capture, a state pool, vk layout, Dk = Dv = D in
+ *   index arrays, hence no check kernel), no capture or a contiguous 16-byte aligned dense capture
+ *   [B, T, Hv, D, D] (its stores streaming: __stcs), a state pool, vk layout, Dk = Dv = D in
  *   {32, 64, 128, 256}, 1 <= T <= FAST_TMAX, no batch.num_tokens, contiguous q, k, v, g, beta and out
  *   (out may be absent),
  *   state rows contiguous (pool [slots, Hv, D, D] with unit column stride and row stride D), 16-byte
@@ -78,8 +79,9 @@ __device__ __forceinline__ float ld1(const void *base, size_t off)
         return __half2float(__ushort_as_half(((const unsigned short *)base)[off]));
 }
 
-/* D, FL: see above. MULTI: T in 1 .. FAST_TMAX (else T = 1). IN: 0 f32, 1 bf16, 2 f16 inputs. */
-template <int D, int FL, bool MULTI, int IN>
+/* D, FL: see above. MULTI: T in 1 .. FAST_TMAX (else T = 1). IN: 0 f32, 1 bf16, 2 f16 inputs. CAP: dense
+ * capture (MULTI only; compiled apart: the capture stores cost registers). */
+template <int D, int FL, bool MULTI, int IN, bool CAP>
 __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
@@ -224,6 +226,13 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
             }
             if (P.out && lr == (t & (FL - 1)))
                 st_elem(P.out, P.out_dtype, (int64_t)(oo + (unsigned)(t * Hv * D + j * ROWS)), y);
+            if constexpr (CAP) { /* dense capture [B, T, Hv, D, D]: the state after token t */
+                float4 *cd = (float4 *)(P.cap + ((tok0 + t) * Hv + h) * (size_t)(D * D) +
+                                        (size_t)((tile0 + j) * ROWS + rr) * D);
+#pragma unroll
+                for (int i = 0; i < KV; i++)
+                    __stcs(&cd[i * FL + lr], s[i]);
+            }
         }
         {
             float4 *dst = (float4 *)(tp + (j * ROWS + rr) * D);
@@ -376,7 +385,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
 static bool fast_ok(const gdn_cuda_params *p)
 {
     const int64_t D = p->Dk, T = p->T;
-    if (p->cu || p->num_tokens || p->read_slots || p->write_slots || p->cap_mode != GDN_CAPTURE_NONE || !p->pool ||
+    if (p->cu || p->num_tokens || p->read_slots || p->write_slots || p->cap_mode == GDN_CAPTURE_SLOTS || !p->pool ||
         p->kv_layout || p->checked)
         return false;
     if (p->Dk != p->Dv || !(D == 32 || D == 64 || D == 128 || D == 256) || T < 1 || T > FAST_TMAX)
@@ -397,6 +406,14 @@ static bool fast_ok(const gdn_cuda_params *p)
         return false;
     if (((uintptr_t)p->q | (uintptr_t)p->k | (uintptr_t)p->pool) & 15u)
         return false;
+    if (p->cap_mode == GDN_CAPTURE_DENSE) { /* contiguous [B, T, Hv, D, D], 16-byte aligned */
+        const int64_t sc[5] = {T * Hv * D * D, Hv * D * D, D * D, D, 1};
+        for (int i = 0; i < 5; i++)
+            if (p->cs[i] != sc[i])
+                return false;
+        if (((uintptr_t)p->cap & 15u) || T < 2)
+            return false;
+    }
     /* 32-bit token-row arithmetic inside size_t products: keep every input's element count < 2^40 */
     if (p->N * T * Hv * D >= (INT64_C(1) << 40) || Hv * D * FAST_TMAX >= (INT64_C(1) << 31))
         return false;

@@ -1151,12 +1151,12 @@ static int key_vectors(int dk)
     return dk <= 32 ? 1 : dk <= 64 ? 2 : dk <= 128 ? 4 : 8;
 }
 
-template <int D, int FL, bool MULTI>
+template <int D, int FL, bool MULTI, bool CAP>
 static kernel_fn pick_fast_in(int dtype)
 {
-    return dtype == GDN_DTYPE_F32    ? fast_kernel<D, FL, MULTI, 0>
-           : dtype == GDN_DTYPE_BF16 ? fast_kernel<D, FL, MULTI, 1>
-                                     : fast_kernel<D, FL, MULTI, 2>;
+    return dtype == GDN_DTYPE_F32    ? fast_kernel<D, FL, MULTI, 0, CAP>
+           : dtype == GDN_DTYPE_BF16 ? fast_kernel<D, FL, MULTI, 1, CAP>
+                                     : fast_kernel<D, FL, MULTI, 2, CAP>;
 }
 
 template <int D, int FL, bool JT>
@@ -1167,35 +1167,37 @@ static kernel_fn pick_fast1(int dtype)
 }
 
 template <int D, int FL>
-static kernel_fn pick_fast_t(bool multi, bool self, int dtype, bool tiles)
+static kernel_fn pick_fast_t(bool multi, bool self, int dtype, bool tiles, bool cap)
 {
     if (!multi && self)
         return tiles ? pick_fast1<D, FL, true>(dtype) : pick_fast1<D, FL, false>(dtype);
-    return multi ? pick_fast_in<D, FL, true>(dtype) : pick_fast_in<D, FL, false>(dtype);
+    if (multi && cap)
+        return pick_fast_in<D, FL, true, true>(dtype);
+    return multi ? pick_fast_in<D, FL, true, false>(dtype) : pick_fast_in<D, FL, false, false>(dtype);
 }
 
 /* The fast kernel for D (a power of two, 32 .. 256) and its lanes per row. *lpr: in = the wish
  * (GDN_CUDA_FAST_LPR: lanes per row for D = 128, 8, 16 or 32, 0 automatic; plus 100: decode through
  * fast1_kernel, plus 200: decode through the staged fast_kernel); out = the lanes per row taken. */
-static kernel_fn pick_fast(int D, int *lpr, bool multi, int dtype, bool tiles)
+static kernel_fn pick_fast(int D, int *lpr, bool multi, int dtype, bool tiles, bool cap)
 {
     const int want = *lpr % 100;
     const bool self = *lpr / 100 != 2; /* decode without staging unless asked */
     switch (D) {
-    case 32: *lpr = 8; return pick_fast_t<32, 8>(multi, self, dtype, tiles);
-    case 64: *lpr = 8; return pick_fast_t<64, 8>(multi, self, dtype, tiles);
+    case 32: *lpr = 8; return pick_fast_t<32, 8>(multi, self, dtype, tiles, cap);
+    case 64: *lpr = 8; return pick_fast_t<64, 8>(multi, self, dtype, tiles, cap);
     case 128:
         if (want == 8) {
             *lpr = 8;
-            return pick_fast_t<128, 8>(multi, self, dtype, tiles);
+            return pick_fast_t<128, 8>(multi, self, dtype, tiles, cap);
         }
         if (want == 32) {
             *lpr = 32;
-            return pick_fast_t<128, 32>(multi, self, dtype, tiles);
+            return pick_fast_t<128, 32>(multi, self, dtype, tiles, cap);
         }
         *lpr = 16;
-        return pick_fast_t<128, 16>(multi, self, dtype, tiles);
-    default: *lpr = 16; return pick_fast_t<256, 16>(multi, self, dtype, tiles);
+        return pick_fast_t<128, 16>(multi, self, dtype, tiles, cap);
+    default: *lpr = 16; return pick_fast_t<256, 16>(multi, self, dtype, tiles, cap);
     }
 }
 
@@ -1292,7 +1294,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
         int lpr = fast_lpr;
         if (lpr % 100 == 0)
             lpr += p.T > 1 || p.N * p.Hv <= 2 * (int64_t)num_sms ? 16 : 8;
-        kernel_fn fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, false);
+        kernel_fn fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, false, p.cap_mode == GDN_CAPTURE_DENSE);
         const int tiles = p.Dk * lpr / FAST_THREADS; /* rows per CTA: FAST_THREADS / lpr */
         /* tiles per CTA (J): the most, up to 2 for decode and 4 for multi-token calls, that leave
            at least 4 CTAs per SM; each CTA prefetches its J tiles into L2 at its start and loads tile
@@ -1304,13 +1306,15 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
             while ((2 << jlog) <= fast_j && (2 << jlog) <= tiles && jlog < FAST_JLOG_MAX)
                 jlog++;
         } else {
-            const int most = p.T > 1 ? 2 : 1;
+            /* dense capture: 1 (its stores already keep HBM busy; B=64 T=4 J = 1 / 2 / 4 / 8: 212 /
+               216 / 227 / 244 us) */
+            const int most = p.cap_mode == GDN_CAPTURE_DENSE ? 0 : p.T > 1 ? 2 : 1;
             while ((2 << jlog) <= tiles && jlog < most && p.N * p.Hv * (tiles >> (jlog + 1)) >= 4 * (int64_t)num_sms)
                 jlog++;
         }
         p.fast_jlog = jlog;
         if (jlog > 0) /* decode: the kernel compiled for several tiles per CTA */
-            fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, true);
+            fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, true, p.cap_mode == GDN_CAPTURE_DENSE);
         cfg.blockDim = dim3(FAST_THREADS, 1, 1);
         cfg.gridDim = dim3((unsigned)(p.Hv * (tiles >> jlog)), (unsigned)p.N, 1);
         cfg.dynamicSmemBytes = 0;
