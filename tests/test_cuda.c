@@ -9,8 +9,11 @@
  *      state pool, vLLM style), strided views, no output), each case with every buffer mirrored on
  *      the device guard regions and padding included, copied back and compared with the float64
  *      reference (tolerances of check.h; untouched slots, padding and inputs bitwise unchanged);
- *   2. a random matrix over the same parameters with T in {1, 2, 4, 15, 64, 65} and head ratios
- *      1-4 (3 included), plus the Qwen3.6 layer shapes (decode, verify with capture);
+ *      The suite's chunked block (problem.algo = CHUNKED, T around the chunk boundaries) runs the CUDA
+ *      chunked kernel (chunked.cuh) where it applies (no capture, Dk <= 128), the token loop elsewhere;
+ *   2. a random matrix over the same parameters with T in {1, 2, 4, 15, 64, 65}, head ratios 1-4
+ *      (3 included) and algo auto / recurrent / chunked, plus the Qwen3.6 layer shapes (decode,
+ *      verify with capture);
  *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check) and
  *      3000 sequences of the Qwen3.6 shape's ratio with small heads;
  *   4. determinism: the same call twice gives bitwise identical results;
@@ -18,7 +21,8 @@
  *      message; bad contents of the device index arrays (cu_seqlens, slots, capture slots, slot
  *      conflicts, a short slot table) make gdn_forward write nothing, and gdn_context_synchronize
  *      returns INVALID_ARGUMENT with the CPU validator's message; a later valid call runs;
- *   6. context errors: a negative device, a device past the last, the chunked algorithm;
+ *   6. context errors: a negative device, a device past the last; gdn_context_kernel_for names the
+ *      chunked kernel for CHUNKED without capture, the token loop with it;
  *   7. the convolution (gdn_conv1d_forward) against the CPU backend on host copies of the same buffers:
  *      widths 2..8, f32/bf16/f16, silu/none, bias or not, dense and packed varlen (int32/int64 offsets;
  *      empty, 1-token, short and long sequences), pools none/in place/moved/negative slots, dense and
@@ -111,8 +115,6 @@ static void run_suite(void)
     for (size_t i = 0; i < n; i++) {
         if (cases[i].isa != GDN_ISA_SCALAR) /* one ISA's copy of the matrix */
             continue;
-        if (cases[i].problem.algo == GDN_ALGO_CHUNKED) /* not on CUDA yet (UNSUPPORTED, tested in part 5) */
-            cases[i].problem.algo = GDN_ALGO_RECURRENT;
         ran++;
         failed += !run_case(&cases[i], "suite", i);
     }
@@ -138,7 +140,8 @@ static void random_case(gdn_check_case *c, gdn_rng *r)
     p->state_layout = gdn_rng_below(r, 4) == 0 ? GDN_STATE_KV : GDN_STATE_VK;
     p->qk_l2norm = (int)gdn_rng_below(r, 2);
     p->scale = gdn_rng_below(r, 3) == 0 ? 0.375f : 0.0f;
-    p->algo = gdn_rng_below(r, 2) ? GDN_ALGO_RECURRENT : GDN_ALGO_AUTO;
+    const uint64_t algo = gdn_rng_below(r, 3);
+    p->algo = algo == 0 ? GDN_ALGO_AUTO : algo == 1 ? GDN_ALGO_RECURRENT : GDN_ALGO_CHUNKED;
     const int d = (int)gdn_rng_below(r, 8), d2 = gdn_rng_below(r, 3) == 0 ? (int)gdn_rng_below(r, 8) : d;
     p->k_dim = DK[d];
     p->v_dim = DV[d2];
@@ -627,8 +630,9 @@ static void run_errors(void)
                "host validation: %s vs CPU %s", gdn_last_error(ctx), cpu_msg);
         gdn_problem p = f->p;
         p.algo = GDN_ALGO_CHUNKED;
-        EXPECT(gdn_forward(ctx, &p, &f->b, &f->t) == GDN_STATUS_UNSUPPORTED, "chunked on CUDA: %s",
-               gdn_last_error(ctx));
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_f32__cuda") == 0 &&
+                   strcmp(gdn_context_kernel_for(ctx, &p, 64, 1), "chunk_f32__cuda") != 0,
+               "kernel_for chunked on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
     }
 done:
     gdn_context_destroy(ctx);

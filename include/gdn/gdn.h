@@ -143,10 +143,11 @@ typedef enum gdn_index_type {
 /** Algorithm for multi-token work. Both compute the same function (to rounding). */
 typedef enum gdn_algo {
     GDN_ALGO_AUTO = 0,      /**< Chosen by size: per sequence, chunked from 24 tokens on (32 when Dk > 128;
-                                 CPU, no capture), else the token loop. */
+                                 CPU, no capture), else the token loop (always the token loop on CUDA). */
     GDN_ALGO_RECURRENT = 1, /**< Token loop, state kept on chip. */
-    GDN_ALGO_CHUNKED = 2    /**< Chunkwise-parallel (WY/UT), CPU backend. Calls that capture states run
-                                 the token loop. */
+    GDN_ALGO_CHUNKED = 2    /**< Chunkwise-parallel (WY/UT). Calls that capture states run the token loop;
+                                 on CUDA also calls with Dk > 128 (the CUDA chunked kernel is a first f32
+                                 version, slower than the token loop there: docs/PERF.md). */
 } gdn_algo;
 
 /** Operand precision of the chunked algorithm's matrix products (the state is always kept and
@@ -369,7 +370,7 @@ typedef struct gdn_tensors {
  * @return GDN_STATUS_INVALID_ARGUMENT for any bad argument (message names it; with ctx NULL there
  *         is no context to hold a message),
  *         GDN_STATUS_UNSUPPORTED for valid requests this version lacks (Dk or Dv > 256,
- *         bf16 state storage, the chunked algorithm on CUDA). Nothing is written unless SUCCESS.
+ *         bf16 state storage). Nothing is written unless SUCCESS.
  *
  * CUDA backend: every pointer is device memory, cu_seqlens, the slot arrays and batch.num_tokens
  * included (engines keep them on the GPU and replay captured graphs). The call validates everything

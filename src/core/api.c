@@ -206,7 +206,7 @@ const char *gdn_context_kernel_for(const gdn_context *ctx, const gdn_problem *pr
     const int dk = problem->k_dim, dv = problem->v_dim;
 #ifdef GDN_HAVE_CUDA
     if (ctx->backend == GDN_BACKEND_CUDA)
-        return gdn_cuda_kernel_name(dk);
+        return gdn_cuda_kernel_for(problem->algo == GDN_ALGO_CHUNKED, capture, dk);
 #endif
     /* the rule of gdn_cpu_use_chunked (cpu/chunked.c), then its choice of value kernel */
     if (!gdn_chunk_chosen(problem->algo, capture, tokens, dk))
@@ -228,11 +228,6 @@ static gdn_status cuda_forward(gdn_context *ctx, const gdn_problem *problem, con
     gdn_status st = gdn_plan_make_device(&plan, problem, batch, tensors, ctx->err, sizeof ctx->err);
     if (st != GDN_STATUS_SUCCESS)
         return st;
-    if (problem->algo == GDN_ALGO_CHUNKED) {
-        snprintf(ctx->err, sizeof ctx->err, "problem.algo: the chunked algorithm is not available on the CUDA "
-                 "backend in this version (use auto or recurrent)");
-        return GDN_STATUS_UNSUPPORTED;
-    }
     return gdn_cuda_forward(ctx->cuda, &plan, ctx->err, sizeof ctx->err);
 }
 #endif

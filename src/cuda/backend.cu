@@ -146,6 +146,12 @@ const char *gdn_cuda_kernel_name(int k_dim)
     return gdn_cuda_recurrent_name(k_dim);
 }
 
+const char *gdn_cuda_kernel_for(int algo_chunked, int capture, int k_dim)
+{
+    const char *c = gdn_cuda_chunked_name(algo_chunked, capture, k_dim);
+    return c ? c : gdn_cuda_recurrent_name(k_dim);
+}
+
 static void copy_strides(int64_t *dst, const gdn_view *v, int n)
 {
     for (int i = 0; i < n; i++)
@@ -219,6 +225,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.cu = pl->cu;
     p.cu_i64 = pl->cu_type == GDN_INDEX_I64;
     p.num_tokens = pl->num_tokens;
+    p.algo_chunked = pl->algo == GDN_ALGO_CHUNKED;
     p.q = pl->q.data;
     p.k = pl->k.data;
     p.v = pl->v.data;

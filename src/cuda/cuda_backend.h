@@ -48,8 +48,10 @@ gdn_status gdn_conv_plan_make_device(gdn_conv_plan *plan, const gdn_conv_problem
  * (INVALID_ARGUMENT, message naming the array and index) or a CUDA failure (INTERNAL). */
 gdn_status gdn_cuda_synchronize(gdn_cuda_context *c, char *err, size_t err_len);
 
-/* Name of the kernel a problem with this key dimension runs, e.g. "recurrent_f32__cuda_k128". */
+/* Name of the kernel a problem with this key dimension runs, e.g. "recurrent_f32__cuda_k128"
+ * (chunked: "chunk_f32__cuda" when problem.algo is CHUNKED, nothing is captured and k_dim <= 128). */
 const char *gdn_cuda_kernel_name(int k_dim);
+const char *gdn_cuda_kernel_for(int algo_chunked, int capture, int k_dim);
 
 /* --- helpers for the tests, the tool and the timing program (no CUDA headers needed) -------- */
 

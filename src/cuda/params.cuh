@@ -92,6 +92,7 @@ typedef struct gdn_cuda_params {
     int checked;   /* a check kernel ran first: wait for it (PDL) and obey words->call_error */
     int early_trigger; /* let the next kernel in the stream launch at once */
     int fast_jlog;     /* fast path: log2 of the state tiles each CTA walks (fast.cuh) */
+    int algo_chunked;  /* problem.algo = CHUNKED: the chunked kernel where it applies (chunked.cuh) */
     gdn_cuda_words *words;
     unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
 } gdn_cuda_params;
@@ -143,5 +144,8 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *p, cudaStream_t str
                                       int rpt, int fast, int fast_lpr, int fast_j);
 /* The kernel name for a key dimension (static string). */
 const char *gdn_cuda_recurrent_name(int k_dim);
+
+/* The chunked kernel's name when a call with these properties takes it (chunked.cuh), else NULL. */
+const char *gdn_cuda_chunked_name(int algo_chunked, int capture, int k_dim);
 
 #endif

@@ -1090,6 +1090,7 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
 }
 
 #include "cuda/fast.cuh"
+#include "cuda/chunked.cuh"
 
 /* --- launcher ------------------------------------------------------------------------------- */
 
@@ -1282,6 +1283,10 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
     /* let the next kernel launch early: it launches only once every block of this grid has
        started (each triggers at its start), and waits for this grid's completion before it reads */
     p.early_trigger = pdl;
+
+    /* problem.algo = CHUNKED: the chunked kernel (chunked.cuh) where it applies, else the token loop */
+    if (chunk_prefill_ok(&p))
+        return launch_chunk_prefill(p, cfg);
 
     /* the lean path (fast.cuh) for every call that qualifies (dense, default slots, no capture, T <= 8):
        measured faster than the general kernels on the H200 from B=1 to B=256, decode and verify T=4 */
