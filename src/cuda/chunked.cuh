@@ -149,15 +149,7 @@ __global__ void __launch_bounds__(CT) chunk_prefill_kernel(const __grid_constant
                         g32 ? ((const float *)P.g)[go] : cvt16(((const unsigned short *)P.g)[go], P.gate_dtype);
                     be = g32 ? ((const float *)P.beta)[bo]
                              : cvt16(((const unsigned short *)P.beta)[bo], P.gate_dtype);
-                    switch (P.gate) {
-                    case GDN_GATE_LOG: d = expf(g); break;
-                    case GDN_GATE_LINEAR: d = g; break;
-                    case GDN_GATE_NEGLOG: d = expf(-g); break;
-                    default:
-                        d = expf(-expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]));
-                        be = 1.0f / (1.0f + expf(-be));
-                        break;
-                    }
+                    d = gate_decay(P, h, g, &be);
                 }
                 dec[tid] = d;
                 bet[tid] = be;

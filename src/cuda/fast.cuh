@@ -171,15 +171,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
                 const float qsc = P.scale * (P.l2norm ? rsqrtf(qq + 1e-6f) : 1.0f);
                 const float ksc = P.l2norm ? rsqrtf(kk + 1e-6f) : 1.0f;
                 float dec, be = braw;
-                switch (P.gate) {
-                case GDN_GATE_LOG: dec = expf(graw); break;
-                case GDN_GATE_LINEAR: dec = graw; break;
-                case GDN_GATE_NEGLOG: dec = expf(-graw); break;
-                default:
-                    dec = expf(-expf(P.A_log[h]) * softplus_f(graw + P.dt_bias[h]));
-                    be = 1.0f / (1.0f + expf(-be));
-                    break;
-                }
+                dec = gate_decay(P, h, graw, &be);
                 *(float4 *)(coef + 8 * t) = make_float4(-(be * (dec * ksc)), dec * qsc, kq * (qsc * ksc), ksc);
                 *(float4 *)(coef + 8 * t + 4) = make_float4(dec, be, 0.f, 0.f);
             }
@@ -337,15 +329,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
                 sk += __shfl_xor_sync(0xffffffffu, sk, o);
                 sq += __shfl_xor_sync(0xffffffffu, sq, o);
             }
-            switch (P.gate) {
-            case GDN_GATE_LOG: dec = expf(graw); break;
-            case GDN_GATE_LINEAR: dec = graw; break;
-            case GDN_GATE_NEGLOG: dec = expf(-graw); break;
-            default:
-                dec = expf(-expf(P.A_log[h]) * softplus_f(graw + P.dt_bias[h]));
-                be = 1.0f / (1.0f + expf(-be));
-                break;
-            }
+            dec = gate_decay(P, h, graw, &be);
             qsc = P.scale * (P.l2norm ? rsqrtf(qq + 1e-6f) : 1.0f);
             ksc = P.l2norm ? rsqrtf(kk + 1e-6f) : 1.0f;
             kqs = kq * (qsc * ksc);

@@ -138,6 +138,20 @@ __device__ __forceinline__ float softplus_f(float x)
     return x > 20.0f ? x : log1pf(expf(x));
 }
 
+/* One token's decay from its gate value g, by the gate convention; for the raw (fused) gate also
+   beta = sigmoid(b) in place: decay = exp(-exp(A_log[h]) softplus(a + dt_bias[h])). */
+__device__ __forceinline__ float gate_decay(const gdn_cuda_params &P, int h, float g, float *be)
+{
+    switch (P.gate) {
+    case GDN_GATE_LOG: return expf(g);
+    case GDN_GATE_LINEAR: return g;
+    case GDN_GATE_NEGLOG: return expf(-g);
+    default:
+        *be = 1.0f / (1.0f + expf(-*be));
+        return expf(-expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]));
+    }
+}
+
 __device__ __forceinline__ void grid_dependency_wait()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -430,15 +444,7 @@ __device__ __forceinline__ void stage_warp(const gdn_cuda_params &P, int lane, i
         const bool g32 = P.gate_dtype == GDN_DTYPE_F32;
         const float g = g32 ? __uint_as_float(graw) : cvt16(graw, P.gate_dtype);
         float be = g32 ? __uint_as_float(braw) : cvt16(braw, P.gate_dtype), dec;
-        switch (P.gate) {
-        case GDN_GATE_LOG: dec = expf(g); break;
-        case GDN_GATE_LINEAR: dec = g; break;
-        case GDN_GATE_NEGLOG: dec = expf(-g); break;
-        default:
-            dec = expf(-expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]));
-            be = 1.0f / (1.0f + expf(-be));
-            break;
-        }
+        dec = gate_decay(P, h, g, &be);
         dsm[lane] = dec;
         bsm[lane] = be;
         long long co = -1;
@@ -619,15 +625,7 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
                 const bool g32 = P.gate_dtype == GDN_DTYPE_F32;
                 const float g = g32 ? __uint_as_float(in.g) : cvt16(in.g, P.gate_dtype);
                 float be = g32 ? __uint_as_float(in.be) : cvt16(in.be, P.gate_dtype), dec;
-                switch (P.gate) {
-                case GDN_GATE_LOG: dec = expf(g); break;
-                case GDN_GATE_LINEAR: dec = g; break;
-                case GDN_GATE_NEGLOG: dec = expf(-g); break;
-                default:
-                    dec = expf(-expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]));
-                    be = 1.0f / (1.0f + expf(-be));
-                    break;
-                }
+                dec = gate_decay(P, h, g, &be);
                 long long co = -1;
                 if (dense_cap)
                     co = b * P.cs[0] + t * P.cs[1] + h * P.cs[2];
@@ -777,15 +775,7 @@ __device__ __forceinline__ void stage_block(const gdn_cuda_params &P, int tid, i
         const bool g32 = P.gate_dtype == GDN_DTYPE_F32;
         const float g = g32 ? __uint_as_float(graw) : cvt16(graw, P.gate_dtype);
         float be = g32 ? __uint_as_float(braw) : cvt16(braw, P.gate_dtype), dec;
-        switch (P.gate) {
-        case GDN_GATE_LOG: dec = expf(g); break;
-        case GDN_GATE_LINEAR: dec = g; break;
-        case GDN_GATE_NEGLOG: dec = expf(-g); break;
-        default:
-            dec = expf(-expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]));
-            be = 1.0f / (1.0f + expf(-be));
-            break;
-        }
+        dec = gate_decay(P, h, g, &be);
         as[tid] = dec;
         bs[tid] = be;
         long long co = -1;
