@@ -209,13 +209,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
             const float delta = fmaf(c0.x, sk, bv);
             const float y = fmaf(c0.y, sq, delta * c0.z);
             const float dk = delta * c0.w, dec = c1.x;
-#pragma unroll
-            for (int i = 0; i < KV; i++) {
-                s[i].x = fmaf(dk, kf[i].x, dec * s[i].x);
-                s[i].y = fmaf(dk, kf[i].y, dec * s[i].y);
-                s[i].z = fmaf(dk, kf[i].z, dec * s[i].z);
-                s[i].w = fmaf(dk, kf[i].w, dec * s[i].w);
-            }
+            row_update<KV>(s, kf, dk, dec);
             if (P.out && lr == (t & (FL - 1)))
                 st_elem(P.out, P.out_dtype, (int64_t)(oo + (unsigned)(t * Hv * D + j * ROWS)), y);
             if constexpr (CAP) { /* dense capture [B, T, Hv, D, D]: the state after token t */
@@ -343,13 +337,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
         const float delta = be * (v - dec * (ksc * sk));
         const float y = fmaf(dec, qsc * sq, delta * kqs);
         const float dk = delta * ksc;
-#pragma unroll
-        for (int i = 0; i < KV; i++) {
-            s[i].x = fmaf(dk, kf[i].x, dec * s[i].x);
-            s[i].y = fmaf(dk, kf[i].y, dec * s[i].y);
-            s[i].z = fmaf(dk, kf[i].z, dec * s[i].z);
-            s[i].w = fmaf(dk, kf[i].w, dec * s[i].w);
-        }
+        row_update<KV>(s, kf, dk, dec);
         if (P.out && lr == 0)
             st_elem(P.out, P.out_dtype, (int64_t)(ro + j * ROWS), y);
         float4 *dst = (float4 *)(tp + (j * ROWS + rr) * D);

@@ -202,6 +202,19 @@ __device__ __forceinline__ void st_row4(float *head, int64_t rs, int64_t cs, int
         p[3 * cs] = x.w;
 }
 
+/* A state row's update: s = dec s + dk k, element by element (one multiply and one FMA each). */
+template <int KV>
+__device__ __forceinline__ void row_update(float4 (&s)[KV], const float4 (&kf)[KV], float dk, float dec)
+{
+#pragma unroll
+    for (int i = 0; i < KV; i++) {
+        s[i].x = fmaf(dk, kf[i].x, dec * s[i].x);
+        s[i].y = fmaf(dk, kf[i].y, dec * s[i].y);
+        s[i].z = fmaf(dk, kf[i].z, dec * s[i].z);
+        s[i].w = fmaf(dk, kf[i].w, dec * s[i].w);
+    }
+}
+
 /* sum_i a[i] . b[i] with independent partial sums (short dependency chains) */
 template <int KV>
 __device__ __forceinline__ float dot_row(const float4 (&a)[KV], const float4 (&b)[KV])
@@ -491,13 +504,7 @@ __device__ __forceinline__ void token_step(const gdn_cuda_params &P, float4 (&s)
         const float delta = be * (v[jj] - dec * (ksc * sk[jj]));
         const float y = fmaf(dec, qsc * sq[jj], delta * kqs);
         const float dk = delta * ksc;
-#pragma unroll
-        for (int i = 0; i < KV; i++) {
-            s[jj][i].x = fmaf(dk, kf[i].x, dec * s[jj][i].x);
-            s[jj][i].y = fmaf(dk, kf[i].y, dec * s[jj][i].y);
-            s[jj][i].z = fmaf(dk, kf[i].z, dec * s[jj][i].z);
-            s[jj][i].w = fmaf(dk, kf[i].w, dec * s[jj][i].w);
-        }
+        row_update<KV>(s[jj], kf, dk, dec);
         if (r < P.Dv) {
             if (P.out && lr == 0)
                 st_elem(P.out, P.out_dtype, b * P.os[0] + t * P.os[1] + h * P.os[2] + r * P.os[3], y);
