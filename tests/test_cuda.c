@@ -14,7 +14,8 @@
  *   2. a random matrix over the same parameters with T in {1, 2, 4, 15, 64, 65}, head ratios 1-4
  *      (3 included) and algo auto / recurrent / chunked, plus the Qwen3.6 layer shapes (decode,
  *      verify with capture);
- *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check) and
+ *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check; token loop
+ *      and chunked kernel) and
  *      3000 sequences of the Qwen3.6 shape's ratio with small heads;
  *   4. determinism: the same call twice gives bitwise identical results;
  *   5. errors: host-side validation errors are returned by gdn_forward at once with the CPU's
@@ -308,6 +309,10 @@ static void run_large(void)
     c.seed = 11;
     const double t0 = now();
     int failed = !run_case(&c, "large B=70000", 0);
+    c.T = 3; /* the chunked kernel: more sequences than grid rows (each CTA loops) */
+    c.problem.algo = GDN_ALGO_CHUNKED;
+    c.seed = 14;
+    failed += !run_case(&c, "large B=70000 T=3 chunked", 0);
     memset(&c, 0, sizeof c);
     c.problem.num_k_heads = 2;
     c.problem.num_v_heads = 4;
@@ -335,7 +340,7 @@ static void run_large(void)
         c.seed = 13 + (uint64_t)T;
         failed += !run_case(&c, T == 1 ? "large B=48 T=1 fast path, tiles per CTA" : "large B=48 T=4 fast path, tiles per CTA", 0);
     }
-    printf("large: 4 cases, %d failed, %.1f s\n", failed, now() - t0);
+    printf("large: 5 cases, %d failed, %.1f s\n", failed, now() - t0);
 }
 
 /* --- 4. determinism ----------------------------------------------------------------------------- */
