@@ -22,6 +22,7 @@
  * the pools and the index arrays are device memory, uploaded before the loop; the results are
  * copied back after gdn_context_synchronize (which also reports errors found on the device).
  */
+#include "check/rng.h"
 #include "devmem.h"
 #include "tools.h"
 
@@ -62,20 +63,6 @@ void cmd_spec_help(void)
 enum { O_MODEL, O_B, O_K, O_STEPS, O_THREADS, O_SEED, O_BACKEND };
 static const tool_opt spec_options[] = {{"--model", 1}, {"--B", 1},    {"--K", 1},       {"--steps", 1},
                                         {"--threads", 1}, {"--seed", 1}, {"--backend", 1}, {NULL, 0}};
-
-/* xorshift64*: the same stream of numbers on every machine */
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1DULL;
-}
-
-static float rng_uniform(uint64_t *s) /* [0, 1) */
-{
-    return (float)((rng_next(s) >> 40) * (1.0 / 16777216.0));
-}
 
 static double rel_rms(const float *a, const float *b, size_t n)
 {
@@ -547,23 +534,24 @@ static void draw(spec *sp, uint64_t seed, float *weight, float *bias, float *A_l
                  float *as, float *bs)
 {
     const int64_t C = sp->C, Hv = sp->Hv, BL = (int64_t)sp->B * sp->L;
-    uint64_t s = 0x9E3779B97F4A7C15ULL ^ seed;
+    gdn_rng r; /* the conformance engine's generator: the same streams on every machine */
+    gdn_rng_seed(&r, seed);
     for (int64_t j = 0; j < C * WIDTH; j++)
-        weight[j] = (rng_uniform(&s) - 0.5f);
+        weight[j] = (float)(gdn_rng_uniform(&r) - 0.5);
     for (int64_t j = 0; j < C; j++)
-        bias[j] = 0.1f * (rng_uniform(&s) - 0.5f);
+        bias[j] = (float)(0.1 * (gdn_rng_uniform(&r) - 0.5));
     for (int64_t h = 0; h < Hv; h++) {
-        A_log[h] = logf(1.0f + 15.0f * rng_uniform(&s));
-        dt_bias[h] = logf(expm1f(0.001f + 0.099f * rng_uniform(&s)));
+        A_log[h] = (float)log(1.0 + 15.0 * gdn_rng_uniform(&r));
+        dt_bias[h] = (float)log(expm1(0.001 + 0.099 * gdn_rng_uniform(&r)));
     }
     for (int64_t j = 0; j < BL * C; j++)
-        xs[j] = 2.0f * (rng_uniform(&s) - 0.5f);
+        xs[j] = (float)(2.0 * gdn_rng_uniform(&r) - 1.0);
     for (int64_t j = 0; j < BL * Hv; j++) {
-        as[j] = 2.0f * (rng_uniform(&s) - 0.5f);
-        bs[j] = 2.0f * (rng_uniform(&s) - 0.5f);
+        as[j] = (float)(2.0 * gdn_rng_uniform(&r) - 1.0);
+        bs[j] = (float)(2.0 * gdn_rng_uniform(&r) - 1.0);
     }
     for (int64_t j = 0; j < (int64_t)sp->steps * sp->B; j++)
-        sp->accept[j] = (int32_t)(rng_next(&s) % (uint64_t)(sp->K + 1));
+        sp->accept[j] = (int32_t)gdn_rng_below(&r, sp->K + 1);
 }
 
 /* The random data (draw) and the step buffers built from it on the host, then every (be) buffer
