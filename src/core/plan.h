@@ -68,9 +68,10 @@ gdn_status gdn_check_view(const char *name, const gdn_tensor *t, int ndim, const
 gdn_status gdn_plan_make(gdn_plan *plan, const gdn_problem *problem, const gdn_batch *batch,
                          const gdn_tensors *tensors, gdn_slot_checker *slots, char *err, size_t err_len);
 
-/* The same checks for a backend that reads cu_seqlens and the slot arrays on the device (CUDA): their
- * contents are not read here (ranges, monotonicity and slot conflicts are the backend's to check);
- * everything else is checked exactly as by gdn_plan_make. */
+/* The same checks for a backend that reads cu_seqlens, batch.num_tokens and the slot arrays on the
+ * device (CUDA): their contents are not read here (ranges, monotonicity, counts and slot conflicts
+ * are the backend's to check; gdn_plan_seq and the slot accessors below must not be used on such a
+ * plan); everything else is checked exactly as by gdn_plan_make. */
 gdn_status gdn_plan_make_device(gdn_plan *plan, const gdn_problem *problem, const gdn_batch *batch,
                                 const gdn_tensors *tensors, char *err, size_t err_len);
 

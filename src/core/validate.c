@@ -285,7 +285,8 @@ static gdn_status check_default_slots(const gdn_plan *p, char *err, size_t err_l
     return GDN_STATUS_SUCCESS;
 }
 
-/* contents = 1: read cu_seqlens and the slot arrays (host memory); 0: leave their contents alone. */
+/* contents = 1: read cu_seqlens, batch.num_tokens and the slot arrays (host memory); 0: leave their
+   contents alone (device memory). */
 static gdn_status plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba, const gdn_tensors *te,
                             gdn_slot_checker *slots, int contents, char *err, size_t err_len)
 {
