@@ -118,6 +118,13 @@ static void run_suite(void)
             continue;
         ran++;
         failed += !run_case(&cases[i], "suite", i);
+        if (cases[i].problem.algo == GDN_ALGO_CHUNKED) { /* the other chunked kernel too */
+            gdn_check_case c = cases[i];
+            c.problem.precision =
+                c.problem.precision == GDN_PRECISION_F32 ? GDN_PRECISION_DEFAULT : GDN_PRECISION_F32;
+            ran++;
+            failed += !run_case(&c, "suite (other precision)", i);
+        }
     }
     printf("suite: %zu cases, %zu failed, %.1f s\n", ran, failed, now() - t0);
     free(cases);
@@ -180,6 +187,7 @@ static void random_case(gdn_check_case *c, gdn_rng *r)
         p->num_v_heads = 1 + (int)gdn_rng_below(r, 2);
     }
     c->seed = gdn_rng_u64(r);
+    p->precision = (gdn_precision)gdn_rng_below(r, 3); /* CHUNKED: tensor cores (DEFAULT, BF16) or f32 */
 }
 
 static void run_matrix(int count)
@@ -295,6 +303,97 @@ static void run_matrix(int count)
 }
 
 /* --- 3. large batches --------------------------------------------------------------------- */
+
+/* --- 3b. the tensor-core chunked kernel (chunked_tc.cuh) -------------------------------------- */
+
+/* One chunked case at the bf16-product tolerance; prints its errors when `show`. */
+static int run_tc_case(gdn_check_case *c, const char *what, size_t i, int show)
+{
+    gdn_check_result r;
+    c->backend = g_backend;
+    c->isa = GDN_ISA_AUTO;
+    c->threads = 0;
+    const double t0 = now();
+    gdn_check_run(c, &r);
+    g_run++;
+    if (!r.pass) {
+        char d[600];
+        gdn_check_describe(c, d, sizeof d);
+        printf("FAIL %s #%zu %s: %s\n", what, i, d, r.message);
+        g_failed++;
+        return 0;
+    }
+    if (show)
+        printf("  %s: out rel RMS %.2e, final state %.2e (%.1f s)\n", what, r.out_err, r.state_err, now() - t0);
+    return 1;
+}
+
+static void run_chunk_tc(int sanitize)
+{
+    const int f0 = g_failed;
+    const double t0 = now();
+    int ran = 0;
+    gdn_check_case c;
+    /* the Qwen3.6 layer at T = 4096 (issue 5's error row: <= 4e-3), model, slow and fast decay; the
+       slow and fast ones with fewer heads (the float64 reference's time) */
+    if (!sanitize) {
+        static const gdn_check_decay DEC[] = {GDN_CHECK_DECAY_MODEL, GDN_CHECK_DECAY_SLOW, GDN_CHECK_DECAY_FAST};
+        static const char *DN[] = {"qwen T=4096 model decay", "T=4096 slow decay (Hv=4)", "T=4096 fast decay (Hv=4)"};
+        for (int d = 0; d < 3; d++) {
+            memset(&c, 0, sizeof c);
+            c.problem.num_k_heads = d == 0 ? 16 : 2;
+            c.problem.num_v_heads = d == 0 ? 32 : 4;
+            c.problem.k_dim = c.problem.v_dim = 128;
+            c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
+            c.problem.qk_l2norm = 1;
+            c.problem.gate = d == 0 ? GDN_GATE_RAW : GDN_GATE_LOG;
+            c.problem.algo = GDN_ALGO_CHUNKED;
+            c.decay = DEC[d];
+            c.B = 1;
+            c.T = 4096;
+            c.pool = GDN_CHECK_POOL_MOVE;
+            c.seed = 40 + (uint64_t)d;
+            ran++;
+            run_tc_case(&c, DN[d], 0, 1);
+        }
+    }
+    /* chunk boundaries, decay extremes, every option drawn */
+    static const int64_t TS[] = {1, 2, 63, 64, 65, 127, 128, 129, 200};
+    static const int DK[] = {128, 64, 32, 48, 100, 16, 8};
+    static const int DV[] = {128, 64, 32, 80, 24, 16, 3};
+    gdn_rng r;
+    gdn_rng_seed(&r, 0x7C0Du);
+    const int count = sanitize ? 12 : 120;
+    for (int i = 0; i < count; i++) {
+        random_case(&c, &r);
+        c.problem.algo = GDN_ALGO_CHUNKED;
+        c.problem.precision = gdn_rng_below(&r, 2) ? GDN_PRECISION_DEFAULT : GDN_PRECISION_BF16;
+        c.capture = GDN_CAPTURE_NONE;
+        c.capture_in_pool = c.capture_by_position = c.capture_last_in_write_slot = 0;
+        const int d = (int)gdn_rng_below(&r, 7), d2 = gdn_rng_below(&r, 3) == 0 ? (int)gdn_rng_below(&r, 7) : d;
+        c.problem.k_dim = DK[d];
+        c.problem.v_dim = DV[d2];
+        const int64_t T = TS[gdn_rng_below(&r, 9)];
+        if (gdn_rng_below(&r, 3) == 0) { /* packed: empty, 1-token and boundary lengths */
+            static const int64_t L[] = {0, 1, 63, 64, 65, 130, 3};
+            c.n_seqs = 2 + (int)gdn_rng_below(&r, 5);
+            for (int s = 0; s < c.n_seqs; s++)
+                c.seq_lens[s] = L[gdn_rng_below(&r, 7)];
+            c.B = 1;
+        } else {
+            c.n_seqs = 0;
+            c.B = 1 + gdn_rng_below(&r, 3);
+            c.T = T;
+        }
+        if (c.problem.k_dim * c.problem.v_dim >= 128 * 128 && c.problem.num_v_heads > 2) {
+            c.problem.num_k_heads = 1;
+            c.problem.num_v_heads = 1 + (int)gdn_rng_below(&r, 2);
+        }
+        ran++;
+        run_tc_case(&c, "chunk tc", (size_t)i, 0);
+    }
+    printf("chunk tc: %d cases, %d failed, %.1f s\n", ran, g_failed - f0, now() - t0);
+}
 
 static void run_large(void)
 {
@@ -635,9 +734,15 @@ static void run_errors(void)
                "host validation: %s vs CPU %s", gdn_last_error(ctx), cpu_msg);
         gdn_problem p = f->p;
         p.algo = GDN_ALGO_CHUNKED;
-        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_f32__cuda") == 0 &&
-                   strcmp(gdn_context_kernel_for(ctx, &p, 64, 1), "chunk_f32__cuda") != 0,
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_tf32__cuda_mma") == 0 &&
+                   strncmp(gdn_context_kernel_for(ctx, &p, 64, 1), "chunk", 5) != 0,
                "kernel_for chunked on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
+        p.precision = GDN_PRECISION_BF16;
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_tf32__cuda_mma") == 0,
+               "kernel_for chunked BF16 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
+        p.precision = GDN_PRECISION_F32;
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_f32__cuda") == 0,
+               "kernel_for chunked F32 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
     }
 done:
     gdn_context_destroy(ctx);
@@ -1873,6 +1978,7 @@ int main(int argc, char **argv)
     if (g_backend == GDN_BACKEND_CUDA && !sanitize)
         time_conv();
     run_matrix(sanitize ? 40 : 240);
+    run_chunk_tc(sanitize);
     if (!sanitize)
         run_large();
     if (!quick && !sanitize)

@@ -509,5 +509,9 @@ gdn_status gdn_plan_make(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba
 gdn_status gdn_plan_make_device(gdn_plan *p, const gdn_problem *pr, const gdn_batch *ba, const gdn_tensors *te,
                                 char *err, size_t err_len)
 {
-    return plan_make(p, pr, ba, te, NULL, 0, err, err_len);
+    const gdn_status st = plan_make(p, pr, ba, te, NULL, 0, err, err_len);
+    /* the CUDA backend's default precision: the chunked products on tensor cores */
+    if (st == GDN_STATUS_SUCCESS && pr->precision == GDN_PRECISION_DEFAULT)
+        p->precision = GDN_PRECISION_BF16;
+    return st;
 }

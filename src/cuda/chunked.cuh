@@ -270,9 +270,11 @@ static bool chunk_prefill_ok(const gdn_cuda_params *p)
     return chunk_applies(p->algo_chunked, p->cap_mode != GDN_CAPTURE_NONE, p->Dk);
 }
 
-const char *gdn_cuda_chunked_name(int algo_chunked, int capture, int k_dim)
+const char *gdn_cuda_chunked_name(int algo_chunked, int capture, int k_dim, int tc)
 {
-    return chunk_applies(algo_chunked, capture, k_dim) ? "chunk_f32__cuda" : NULL;
+    if (!chunk_applies(algo_chunked, capture, k_dim))
+        return NULL;
+    return tc ? "chunk_tf32__cuda_mma" : "chunk_f32__cuda";
 }
 
 static cudaError_t launch_chunk_prefill(gdn_cuda_params p, cudaLaunchConfig_t cfg)

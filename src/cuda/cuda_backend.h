@@ -49,9 +49,10 @@ gdn_status gdn_conv_plan_make_device(gdn_conv_plan *plan, const gdn_conv_problem
 gdn_status gdn_cuda_synchronize(gdn_cuda_context *c, char *err, size_t err_len);
 
 /* Name of the kernel a problem with this key dimension runs, e.g. "recurrent_f32__cuda_k128"
- * (chunked: "chunk_f32__cuda" when problem.algo is CHUNKED, nothing is captured and k_dim <= 128). */
+ * (chunked, when problem.algo is CHUNKED, nothing is captured and k_dim <= 128: "chunk_tf32__cuda_mma"
+ * with tc (problem.precision not F32), else "chunk_f32__cuda"). */
 const char *gdn_cuda_kernel_name(int k_dim);
-const char *gdn_cuda_kernel_for(int algo_chunked, int capture, int k_dim);
+const char *gdn_cuda_kernel_for(int algo_chunked, int capture, int k_dim, int tc);
 
 /* --- helpers for the tests, the tool and the timing program (no CUDA headers needed) -------- */
 

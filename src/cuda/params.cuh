@@ -93,6 +93,8 @@ typedef struct gdn_cuda_params {
     int early_trigger; /* let the next kernel in the stream launch at once */
     int fast_jlog;     /* fast path: log2 of the state tiles each CTA walks (fast.cuh) */
     int algo_chunked;  /* problem.algo = CHUNKED: the chunked kernel where it applies (chunked.cuh) */
+    int chunk_tc;      /* the chunked kernel on tensor cores (problem.precision BF16, the CUDA default;
+                          chunked_tc.cuh), else the f32 one (precision F32; chunked.cuh) */
     gdn_cuda_words *words;
     unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
 } gdn_cuda_params;
@@ -145,7 +147,8 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *p, cudaStream_t str
 /* The kernel name for a key dimension (static string). */
 const char *gdn_cuda_recurrent_name(int k_dim);
 
-/* The chunked kernel's name when a call with these properties takes it (chunked.cuh), else NULL. */
-const char *gdn_cuda_chunked_name(int algo_chunked, int capture, int k_dim);
+/* The chunked kernel's name when a call with these properties takes it (chunked.cuh, chunked_tc.cuh),
+ * else NULL. tc: problem.precision is not F32 (tensor cores). */
+const char *gdn_cuda_chunked_name(int algo_chunked, int capture, int k_dim, int tc);
 
 #endif

@@ -1088,6 +1088,7 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
 
 #include "cuda/fast.cuh"
 #include "cuda/chunked.cuh"
+#include "cuda/chunked_tc.cuh"
 
 /* --- launcher ------------------------------------------------------------------------------- */
 
@@ -1282,8 +1283,10 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
     p.early_trigger = pdl;
 
     /* problem.algo = CHUNKED: the chunked kernel (chunked.cuh) where it applies, else the token loop */
-    if (chunk_prefill_ok(&p))
-        return launch_chunk_prefill(p, cfg);
+    if (chunk_prefill_ok(&p)) {
+        p.qk_vec = qk_vec_ok(&p);
+        return p.chunk_tc ? launch_chunk_tc(p, cfg) : launch_chunk_prefill(p, cfg);
+    }
 
     /* the lean path (fast.cuh) for every call that qualifies (dense, default slots, no capture, T <= 8):
        measured faster than the general kernels on the H200 from B=1 to B=256, decode and verify T=4 */

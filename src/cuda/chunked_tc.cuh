@@ -1,0 +1,617 @@
+/*
+ * chunked_tc.cuh — chunkwise-parallel prefill on tensor cores (research/ALGORITHM.md sections 1-2):
+ * chunk_tf32__cuda_mma, included by recurrent.cu after its helpers.
+ *
+ * Math per (sequence, value head), chunk of nt <= TC_C tokens, state S [Dv][Dk] entering it; k^, q^ the
+ * normalised (q also scaled) rows, k^_t = ksc_t k_t, q^_t = qsc_t q_t; l_t = log d_t (clamped at
+ * TC_LOGMIN), c_t = l_0 + .. + l_t, gam_t = exp(c_t), G[i][j] = exp(c_i - c_j) for j <= i (relative
+ * exponents only: every exponent is <= 0 for decays <= 1; masked by select above the diagonal):
+ *     A[i][j] = b_i G[i][j] (k^_i . k^_j)           (i > j; L = -A strictly lower)
+ *     R       = diag(b) (V - diag(gam) K^ S^T)
+ *     D       = (I + A)^-1 R                          (the chunk's deltas)
+ *     O       = diag(gam) Q^ S^T + (Q^ K^T o G) D     (G with its diagonal)
+ *     S'      = gam_{nt-1} S + sum_j G[nt-1][j] D_j k^_j^T
+ * Exactly the token loop's recurrence, rounded differently (see chunked.cuh).
+ *
+ * The solve is blockwise over 16-token blocks b = 0..3: T_bb = (I + A_bb)^-1 by substitution (one
+ * thread per column, f32), then D_b = T_bb (R_b + sum_{k<b} L_bk D_k) as tensor-core products.
+ *
+ * Products: mma.sync m16n8k8 with tf32 operands (round to nearest) and f32 accumulation; every
+ * operand is staged in shared memory as f32. The state is kept in f32 in the registers of warps 0-3
+ * (accumulator fragments, across chunks) and copied to shared memory for the next chunk's products.
+ *
+ * Decomposition: one CTA of TC_THREADS = 256 threads (8 warps) per (sequence, value head, tile of
+ * TC_R = 32 state rows); grid (Hv * ceil(Dv / TC_R), min(N, 65535)), a CTA taking sequences n, n +
+ * 65535, ... It walks its sequence's chunks in order. Per chunk: inputs to shared memory (the next
+ * chunk's rows prefetched into L2), norms and gates, then warps 0-3 form K^ K^T and K^ S^T and warps
+ * 4-7 Q^ K^T and Q^ S^T (16 tokens each); the diagonal inverses (warps 4-5); the blockwise solve
+ * (warps 0-3, 8 columns of D each); outputs (warps 4-7) and the state update (warps 0-3).
+ *
+ * Assumptions: no capture, Dk <= 128 (zero-padded to 32, 64 or 128), any Dv (tiles masked), strides,
+ * dtypes, head maps, slots and varlen (the helpers of recurrent.cu). Gate values must give decays in
+ * [0, 1] (log gates <= 0; linear gates in [0, 1]), as every model's do.
+ */
+#ifndef GDN_CUDA_CHUNKED_TC_CUH
+#define GDN_CUDA_CHUNKED_TC_CUH
+
+#define TC_C 64          /* tokens per chunk */
+#define TC_R 32          /* state rows per CTA */
+#define TC_THREADS 256   /* 8 warps */
+#define TC_DKMAX 128     /* largest Dk this kernel takes */
+#define TC_LOGMIN -80.0f /* log decays are clamped here (exp(-80) ~ 2e-35: a decay of 0 in effect) */
+
+__host__ __device__ constexpr int tc_ldk(int dkp)
+{
+    return dkp + 8; /* k, q and state rows: the 8-byte fragment reads (row g, columns 2t, 2t+1) and the
+                       (row t, column g) reads hit 32 banks */
+}
+#define TC_LDV (TC_R + 8) /* R and D rows: the (row t, column g) fragment reads hit 32 banks */
+#define TC_LDA (TC_C + 4) /* L, P and T rows */
+__host__ __device__ constexpr int tc_smem_floats(int dkp)
+{
+    return 2 * TC_C * tc_ldk(dkp) + TC_R * tc_ldk(dkp) + 2 * TC_C * TC_LDV + 3 * TC_C * TC_LDA + 8 * TC_C;
+}
+
+__device__ __forceinline__ unsigned tf32_of(float x)
+{
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+
+/* c += a b for one m16n8k8 tile: a rows (g, g+8) x columns (t, t+4); b rows (t, t+4) x column g;
+   c rows (g, g+8) x columns (2t, 2t+1), with g = lane / 4, t = lane % 4. */
+__device__ __forceinline__ void mma_tf32(float c[4], const unsigned a[4], const unsigned b[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* A fragment of rows r0.., columns k0.. of a row-major f32 matrix (ld floats per row). */
+__device__ __forceinline__ void frag_a(unsigned a[4], const float *M, int ld, int r0, int k0, int g, int t)
+{
+    a[0] = tf32_of(M[(r0 + g) * ld + k0 + t]);
+    a[1] = tf32_of(M[(r0 + g + 8) * ld + k0 + t]);
+    a[2] = tf32_of(M[(r0 + g) * ld + k0 + t + 4]);
+    a[3] = tf32_of(M[(r0 + g + 8) * ld + k0 + t + 4]);
+}
+
+/* Products over Dk (X Y^T of row-major X, Y): within each step of 8, the fragments' k = t and k = t + 4
+   are taken from columns 2t and 2t + 1 (the same permutation of the summation index in both
+   operands), so each pair is one 8-byte load. */
+__device__ __forceinline__ void frag_a2(unsigned a[4], const float *M, int ld, int r0, int k0, int g, int t)
+{
+    const float2 x = *(const float2 *)(M + (r0 + g) * ld + k0 + 2 * t);
+    const float2 y = *(const float2 *)(M + (r0 + g + 8) * ld + k0 + 2 * t);
+    a[0] = tf32_of(x.x);
+    a[1] = tf32_of(y.x);
+    a[2] = tf32_of(x.y);
+    a[3] = tf32_of(y.y);
+}
+__device__ __forceinline__ void frag_bt2(unsigned b[2], const float *M, int ld, int k0, int n0, int g, int t)
+{
+    const float2 x = *(const float2 *)(M + (n0 + g) * ld + k0 + 2 * t);
+    b[0] = tf32_of(x.x);
+    b[1] = tf32_of(x.y);
+}
+
+/* B fragment (k0.. x n0..) of a row-major matrix (B[k][n] = M[k][n]). */
+__device__ __forceinline__ void frag_b(unsigned b[2], const float *M, int ld, int k0, int n0, int g, int t)
+{
+    b[0] = tf32_of(M[(k0 + t) * ld + n0 + g]);
+    b[1] = tf32_of(M[(k0 + t + 4) * ld + n0 + g]);
+}
+
+/* One token's log decay from its gate value g, by the gate convention (beta = sigmoid(b) in place for
+   the raw gate), clamped at TC_LOGMIN. */
+__device__ __forceinline__ float gate_logdecay(const gdn_cuda_params &P, int h, float g, float *be)
+{
+    float l;
+    switch (P.gate) {
+    case GDN_GATE_LOG: l = g; break;
+    case GDN_GATE_LINEAR: l = logf(g); break;
+    case GDN_GATE_NEGLOG: l = -g; break;
+    default:
+        *be = 1.0f / (1.0f + expf(-*be));
+        l = -expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]);
+    }
+    return fmaxf(l, TC_LOGMIN);
+}
+
+/* Rows [tc, tc + nt) of a q or k head into shared memory as f32 (zeros past nt and Dk), element by
+   element through any strides, a quarter of the tile per pass with every load of a pass issued before
+   its stores (a loop that stores after each load waits out each load's latency in turn: ~35 us per
+   chunk measured). */
+template <int DKP>
+__device__ __forceinline__ void tc_load_rows(const gdn_cuda_params &P, const void *base, const int64_t *st, int64_t b,
+                                             int64_t tc, int nt, int hk, float *dst)
+{
+    constexpr int LDK = tc_ldk(DKP), NS = TC_C * DKP / TC_THREADS / 4;
+    const bool f32 = P.dtype == GDN_DTYPE_F32;
+#pragma unroll 1
+    for (int pass = 0; pass < 4; pass++) {
+        unsigned raw[NS];
+#pragma unroll
+        for (int u = 0; u < NS; u++) {
+            const int e = threadIdx.x + (pass * NS + u) * TC_THREADS, t = e / DKP, c = e % DKP;
+            raw[u] = 0u;
+            if (t < nt && c < P.Dk) {
+                const int64_t o = b * st[0] + (tc + t) * st[1] + (int64_t)hk * st[2] + (int64_t)c * st[3];
+                raw[u] = f32 ? __ldg((const unsigned *)base + o) : (unsigned)__ldg((const unsigned short *)base + o);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < NS; u++) {
+            const int e = threadIdx.x + (pass * NS + u) * TC_THREADS, t = e / DKP, c = e % DKP;
+            dst[t * LDK + c] = f32 ? __uint_as_float(raw[u]) : cvt16(raw[u], P.dtype);
+        }
+    }
+}
+
+/* The vector path of the rows: every load first (tc_issue_rows), then the stores with each row's norm
+   (tc_store_rows: the DKP / 4 threads of a row reduce its sum of squares by shuffles; sc[t] = mul times
+   1 / |row| with the L2 norm, else mul). */
+template <int DKP>
+__device__ __forceinline__ void tc_issue_rows(const gdn_cuda_params &P, const void *base, const int64_t *st, int64_t b,
+                                              int64_t tc, int nt, int hk, uint4 (&raw)[TC_C * DKP / 4 / TC_THREADS])
+{
+    constexpr int NV = TC_C * DKP / 4 / TC_THREADS;
+#pragma unroll
+    for (int u = 0; u < NV; u++) {
+        const int e = threadIdx.x + u * TC_THREADS, t = e / (DKP / 4), c = 4 * (e % (DKP / 4));
+        raw[u] = make_uint4(0u, 0u, 0u, 0u);
+        if (t < nt && c < P.Dk) {
+            const int64_t o = b * st[0] + (tc + t) * st[1] + (int64_t)hk * st[2] + c;
+            if (P.dtype == GDN_DTYPE_F32) {
+                raw[u] = __ldg((const uint4 *)((const float *)base + o));
+            } else {
+                const uint2 r = __ldg((const uint2 *)((const unsigned short *)base + o));
+                raw[u].x = r.x;
+                raw[u].y = r.y;
+            }
+        }
+    }
+}
+
+template <int DKP>
+__device__ __forceinline__ void tc_store_rows(const gdn_cuda_params &P, const uint4 (&raw)[TC_C * DKP / 4 / TC_THREADS],
+                                              float *dst, float *sc, float mul)
+{
+    constexpr int NV = TC_C * DKP / 4 / TC_THREADS, LDK = tc_ldk(DKP);
+#pragma unroll
+    for (int u = 0; u < NV; u++) {
+        const int e = threadIdx.x + u * TC_THREADS, t = e / (DKP / 4), c = 4 * (e % (DKP / 4));
+        float4 x;
+        if (P.dtype == GDN_DTYPE_F32) {
+            x = make_float4(__uint_as_float(raw[u].x), __uint_as_float(raw[u].y), __uint_as_float(raw[u].z),
+                            __uint_as_float(raw[u].w));
+        } else {
+            x.x = cvt16(raw[u].x & 0xffffu, P.dtype);
+            x.y = cvt16(raw[u].x >> 16, P.dtype);
+            x.z = cvt16(raw[u].y & 0xffffu, P.dtype);
+            x.w = cvt16(raw[u].y >> 16, P.dtype);
+        }
+        *(float4 *)(dst + t * LDK + c) = x;
+        float ss = x.x * x.x + x.y * x.y + x.z * x.z + x.w * x.w;
+#pragma unroll
+        for (int o = DKP / 8; o > 0; o >>= 1)
+            ss += __shfl_xor_sync(0xffffffffu, ss, o);
+        if (c == 0)
+            sc[t] = (P.l2norm ? rsqrtf(ss + 1e-6f) : 1.0f) * mul;
+    }
+}
+
+/* The tile's v values of the chunk, raw (zeros past nt and the tile's rows). */
+__device__ __forceinline__ void tc_issue_v(const gdn_cuda_params &P, int64_t b, int64_t tc, int nt, int h, int r0,
+                                           int rows, unsigned (&raw)[TC_C * TC_R / TC_THREADS])
+{
+#pragma unroll
+    for (int u = 0; u < TC_C * TC_R / TC_THREADS; u++) {
+        const int e = threadIdx.x + u * TC_THREADS, t = e / TC_R, r = e % TC_R;
+        raw[u] = 0u;
+        if (t < nt && r < rows) {
+            const int64_t vo = b * P.vs[0] + (tc + t) * P.vs[1] + (int64_t)h * P.vs[2] + (int64_t)(r0 + r) * P.vs[3];
+            raw[u] = P.dtype == GDN_DTYPE_F32 ? __ldg((const unsigned *)P.v + vo)
+                                              : (unsigned)__ldg((const unsigned short *)P.v + vo);
+        }
+    }
+}
+
+#ifdef GDN_TC_PROF /* measurements only: cycles per phase of CTA (0, 0), printed at its end */
+#define TC_MARK(k)                                                                                            \
+    do {                                                                                                      \
+        const long long now_ = clock64();                                                                     \
+        prof_[(k)] += now_ - last_;                                                                           \
+        last_ = now_;                                                                                         \
+    } while (0)
+#else
+#define TC_MARK(k) ((void)0)
+#endif
+
+template <int DKP>
+__global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    extern __shared__ __align__(16) float tc_sm[];
+    constexpr int LDK = tc_ldk(DKP), LDV = TC_LDV, LDA = TC_LDA;
+    constexpr int NTW = DKP / 16; /* state n-tiles (8 columns) per update warp */
+    float *Ks = tc_sm;             /* [C][LDK] k rows (raw) */
+    float *Qs = Ks + TC_C * LDK;   /* [C][LDK] q rows (raw) */
+    float *Ss = Qs + TC_C * LDK;   /* [R][LDK] the state tile */
+    float *Rm = Ss + TC_R * LDK;   /* [C][LDV] v, then R, then the solve's right-hand sides */
+    float *Dm = Rm + TC_C * LDV;   /* [C][LDV] D */
+    float *Lm = Dm + TC_C * LDV;   /* [C][LDA] L = -A (strictly lower) */
+    float *Pm = Lm + TC_C * LDA;   /* [C][LDA] Q^ K^T o G (lower) */
+    float *Tm = Pm + TC_C * LDA;   /* [C][LDA] the diagonal blocks' inverses */
+    float *lc = Tm + TC_C * LDA;   /* [C] log decays, then their running sums c_t */
+    float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C, *cf = gam + TC_C;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
+    const int tiles = (P.Dv + TC_R - 1) / TC_R;
+    const int h = (int)(blockIdx.x / tiles), r0 = (int)(blockIdx.x % tiles) * TC_R;
+    const int Dk = P.Dk, rows = P.Dv - r0 < TC_R ? P.Dv - r0 : TC_R;
+    const int hk = P.grouped ? h / P.ratio : h % P.Hk;
+    const int64_t prs = P.kv_layout ? P.ps[3] : P.ps[2], pcs = P.kv_layout ? P.ps[2] : P.ps[3];
+    const bool upd = warp < 4; /* warps 0-3: keys, solve, state; 4-7: queries, outputs */
+    const int mt = warp & 3;   /* the 16-token block of the products */
+    /* the state fragment of an update warp: rows 16 * (warp & 1) .., columns 8 * (NTW * (warp >> 1) + j) .. */
+    const int sm0 = 16 * (warp & 1), sn0 = 8 * NTW * ((warp >> 1) & 1);
+
+    grid_dependency_wait();
+    if (P.checked && __ldcg(&P.words->call_error))
+        return;
+#ifdef GDN_TC_PROF
+    long long prof_[6] = {0, 0, 0, 0, 0, 0}, last_ = clock64();
+#endif
+    for (int64_t n = blockIdx.y; n < P.N; n += gridDim.y) {
+        int64_t b, t0, t1;
+        seq_tokens(P, n, &b, &t0, &t1);
+        const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
+
+        float sacc[NTW][4];
+        if (upd) { /* the state fragment (zeros without a read state, past Dv or Dk) */
+#pragma unroll
+            for (int j = 0; j < NTW; j++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const int r = sm0 + g + 8 * (q >> 1), c = sn0 + 8 * j + 2 * t4 + (q & 1);
+                    float x = 0.f;
+                    if (rs >= 0 && r < rows && c < Dk)
+                        x = P.pool[rs * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)c * pcs];
+                    sacc[j][q] = x;
+                    Ss[r * LDK + c] = x;
+                }
+        }
+
+        for (int64_t tc = t0; tc < t1; tc += TC_C) {
+            const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
+            __syncthreads(); /* the previous chunk is done with every buffer; the state tile is written */
+            TC_MARK(0);
+            /* inputs: the gates' loads first, then every load of the k, q rows and the tile's v values
+               before the first store; the rows' norms as they are stored (vector path) */
+            float gv = 0.f, be = 0.f;
+            if (tid < nt) {
+                const int64_t tt = tc + tid;
+                const int64_t go = b * P.gs[0] + tt * P.gs[1] + h * P.gs[2];
+                const int64_t bo = b * P.bs[0] + tt * P.bs[1] + h * P.bs[2];
+                if (P.gate_dtype == GDN_DTYPE_F32) {
+                    gv = __ldg((const float *)P.g + go);
+                    be = __ldg((const float *)P.beta + bo);
+                } else {
+                    gv = cvt16(__ldg((const unsigned short *)P.g + go), P.gate_dtype);
+                    be = cvt16(__ldg((const unsigned short *)P.beta + bo), P.gate_dtype);
+                }
+            }
+            {
+                constexpr int NVV = TC_C * TC_R / TC_THREADS;
+                unsigned vraw[NVV];
+                if (P.qk_vec) {
+                    uint4 kr[TC_C * DKP / 4 / TC_THREADS], qr[TC_C * DKP / 4 / TC_THREADS];
+                    tc_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, kr);
+                    tc_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, qr);
+                    tc_issue_v(P, b, tc, nt, h, r0, rows, vraw);
+                    tc_store_rows<DKP>(P, kr, Ks, ksc, 1.0f);
+                    tc_store_rows<DKP>(P, qr, Qs, qsc, P.scale);
+                } else {
+                    tc_load_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Ks);
+                    tc_load_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qs);
+                    tc_issue_v(P, b, tc, nt, h, r0, rows, vraw);
+                }
+#pragma unroll
+                for (int u = 0; u < NVV; u++) {
+                    const int e = tid + u * TC_THREADS, t = e / TC_R, r = e % TC_R;
+                    Rm[t * LDV + r] = P.dtype == GDN_DTYPE_F32 ? __uint_as_float(vraw[u]) : cvt16(vraw[u], P.dtype);
+                }
+            }
+            if (tid < TC_C) {
+                float l = 0.f;
+                if (tid < nt)
+                    l = gate_logdecay(P, h, gv, &be);
+                lc[tid] = l;
+                bet[tid] = tid < nt ? be : 0.f;
+            } else if (tid < 2 * TC_C) { /* the next chunk's rows and gates into L2 */
+                const int64_t tt = tc + TC_C + (tid - TC_C);
+                if (tt < t1) {
+                    const int esz = P.dtype == GDN_DTYPE_F32 ? 4 : 2, gsz = P.gate_dtype == GDN_DTYPE_F32 ? 4 : 2;
+                    const char *kr = (const char *)P.k + (b * P.ks[0] + tt * P.ks[1] + (int64_t)hk * P.ks[2]) * esz;
+                    const char *qr = (const char *)P.q + (b * P.qs[0] + tt * P.qs[1] + (int64_t)hk * P.qs[2]) * esz;
+                    const char *vr = (const char *)P.v + (b * P.vs[0] + tt * P.vs[1] + (int64_t)h * P.vs[2] +
+                                                          (int64_t)r0 * P.vs[3]) * esz;
+                    const char *gr = (const char *)P.g + (b * P.gs[0] + tt * P.gs[1] + (int64_t)h * P.gs[2]) * gsz;
+                    const char *br = (const char *)P.beta + (b * P.bs[0] + tt * P.bs[1] + (int64_t)h * P.bs[2]) * gsz;
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(kr));
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(qr));
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(vr));
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(gr));
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(br));
+                    if (P.ks[3] == 1 && Dk * esz > 128) {
+                        asm volatile("prefetch.global.L2 [%0];" ::"l"(kr + 128));
+                        asm volatile("prefetch.global.L2 [%0];" ::"l"(qr + 128));
+                    }
+                }
+            }
+            __syncthreads();
+            TC_MARK(1);
+            /* norms without the vector path (a warp per row); the running sums of the log decays (warp 7) */
+            if (!P.qk_vec)
+                for (int e = warp; e < 2 * TC_C; e += TC_THREADS / 32) {
+                    const float *row = e < TC_C ? Ks + e * LDK : Qs + (e - TC_C) * LDK;
+                    float ss = 0.f;
+#pragma unroll
+                    for (int c = lane; c < DKP; c += 32)
+                        ss = fmaf(row[c], row[c], ss);
+#pragma unroll
+                    for (int o = 16; o > 0; o >>= 1)
+                        ss += __shfl_xor_sync(0xffffffffu, ss, o);
+                    if (lane == 0) {
+                        const float sc = P.l2norm ? rsqrtf(ss + 1e-6f) : 1.0f;
+                        if (e < TC_C)
+                            ksc[e] = sc;
+                        else
+                            qsc[e - TC_C] = sc * P.scale;
+                    }
+                }
+            if (warp == 7) { /* inclusive scan of 64 log decays: two per lane */
+                const float a0 = lc[2 * lane], a1 = a0 + lc[2 * lane + 1];
+                float s = a1;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const float y = __shfl_up_sync(0xffffffffu, s, o);
+                    if (lane >= o)
+                        s += y;
+                }
+                const float ex = s - a1; /* the sum before this lane's pair */
+                __syncwarp();
+                lc[2 * lane] = ex + a0;
+                lc[2 * lane + 1] = s;
+                gam[2 * lane] = expf(ex + a0);
+                gam[2 * lane + 1] = expf(s);
+            }
+            __syncthreads();
+            TC_MARK(2);
+            if (tid < TC_C) /* the update's coefficients G[nt-1][j] ksc_j (0 past nt) */
+                cf[tid] = tid < nt ? expf(lc[nt - 1] - lc[tid]) * ksc[tid] : 0.f;
+
+            /* products: warp (mt, keys) K K^T and K S^T; warp (mt, queries) Q K^T and Q S^T, rows 16 mt .. */
+            float acc[8][4], accs[TC_R / 8][4];
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    acc[j][q] = 0.f;
+#pragma unroll
+            for (int j = 0; j < TC_R / 8; j++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    accs[j][q] = 0.f;
+            {
+                const float *X = upd ? Ks : Qs;
+#pragma unroll 2
+                for (int k0 = 0; k0 < DKP; k0 += 8) {
+                    unsigned a[4], bb[2];
+                    frag_a2(a, X, LDK, 16 * mt, k0, g, t4);
+#pragma unroll
+                    for (int j = 0; j < 8; j++)
+                        if (j < 2 * (mt + 1)) {
+                            frag_bt2(bb, Ks, LDK, k0, 8 * j, g, t4);
+                            mma_tf32(acc[j], a, bb);
+                        }
+#pragma unroll
+                    for (int j = 0; j < TC_R / 8; j++) {
+                        frag_bt2(bb, Ss, LDK, k0, 8 * j, g, t4);
+                        mma_tf32(accs[j], a, bb);
+                    }
+                }
+            }
+            /* epilogues: L, R (keys) or P and the outputs' first term (queries) */
+            {
+                float ci[2], si[2], bi[2], gi[2];
+#pragma unroll
+                for (int hf = 0; hf < 2; hf++) {
+                    const int i = 16 * mt + g + 8 * hf;
+                    ci[hf] = lc[i];
+                    si[hf] = upd ? ksc[i] : qsc[i];
+                    bi[hf] = bet[i];
+                    gi[hf] = gam[i];
+                }
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    if (j < 2 * (mt + 1))
+#pragma unroll
+                        for (int q = 0; q < 4; q++) {
+                            const int hf = q >> 1, i = 16 * mt + g + 8 * hf, jj = 8 * j + 2 * t4 + (q & 1);
+                            const bool in = upd ? jj < i : jj <= i;
+                            const float G = in ? expf(ci[hf] - lc[jj]) : 0.f;
+                            const float x = G * si[hf] * ksc[jj] * acc[j][q];
+                            if (upd)
+                                Lm[i * LDA + jj] = -bi[hf] * x;
+                            else
+                                Pm[i * LDA + jj] = x;
+                        }
+#pragma unroll
+                for (int j = 0; j < TC_R / 8; j++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        const int hf = q >> 1, i = 16 * mt + g + 8 * hf, r = 8 * j + 2 * t4 + (q & 1);
+                        if (upd)
+                            Rm[i * LDV + r] = bi[hf] * (Rm[i * LDV + r] - gi[hf] * si[hf] * accs[j][q]);
+                        else
+                            accs[j][q] *= gi[hf] * si[hf]; /* diag(gam) Q^ S^T, kept for the outputs */
+                    }
+            }
+            __syncthreads();
+            TC_MARK(3);
+            /* the diagonal blocks' inverses T_bb = (I - L_bb)^-1: warps 4-5, a column c each (x_i = 0 above
+               the diagonal, so the sums need no mask; every load is independent of the results) */
+            if (tid >= 128 && tid < 192) {
+                const int bk = (tid - 128) >> 4, c = tid & 15, o = 16 * bk;
+                float x[16];
+#pragma unroll
+                for (int i = 0; i < 16; i++) {
+                    float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+                    for (int k = 0; k < i; k++) {
+                        const float l = Lm[(o + i) * LDA + o + k];
+                        if (k & 1)
+                            s1 = fmaf(l, x[k], s1);
+                        else
+                            s0 = fmaf(l, x[k], s0);
+                    }
+                    x[i] = i == c ? 1.f : i > c ? s0 + s1 : 0.f;
+                }
+#pragma unroll
+                for (int i = 0; i < 16; i++)
+                    Tm[(o + i) * LDA + o + c] = x[i];
+            }
+            __syncthreads();
+            TC_MARK(4);
+            /* the blockwise solve: warp w < 4 takes the 8 columns 8 w .. of D */
+            if (upd) {
+                const int n0 = 8 * warp;
+#pragma unroll
+                for (int bk = 0; bk < 4; bk++) {
+                    float r[4];
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        r[q] = Rm[(16 * bk + g + 8 * (q >> 1)) * LDV + n0 + 2 * t4 + (q & 1)];
+                    for (int k0 = 0; k0 < 16 * bk; k0 += 8) { /* + L_bk D_k */
+                        unsigned a[4], bb[2];
+                        frag_a(a, Lm, LDA, 16 * bk, k0, g, t4);
+                        frag_b(bb, Dm, LDV, k0, n0, g, t4);
+                        mma_tf32(r, a, bb);
+                    }
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        Rm[(16 * bk + g + 8 * (q >> 1)) * LDV + n0 + 2 * t4 + (q & 1)] = r[q];
+                    __syncwarp();
+                    float d[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+                    for (int k0 = 0; k0 < 16; k0 += 8) { /* D_b = T_bb (R_b + ...) */
+                        unsigned a[4], bb[2];
+                        frag_a(a, Tm, LDA, 16 * bk, 16 * bk + k0, g, t4);
+                        frag_b(bb, Rm, LDV, 16 * bk + k0, n0, g, t4);
+                        mma_tf32(d, a, bb);
+                    }
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        Dm[(16 * bk + g + 8 * (q >> 1)) * LDV + n0 + 2 * t4 + (q & 1)] = d[q];
+                    __syncwarp();
+                }
+            }
+            __syncthreads();
+            TC_MARK(5);
+            if (!upd) {
+                /* outputs: O = diag(gam) Q^ S^T + P D, rows 16 mt .. */
+                for (int k0 = 0; k0 < 16 * (mt + 1); k0 += 8) {
+                    unsigned a[4], bb[2];
+                    frag_a(a, Pm, LDA, 16 * mt, k0, g, t4);
+#pragma unroll
+                    for (int j = 0; j < TC_R / 8; j++) {
+                        frag_b(bb, Dm, LDV, k0, 8 * j, g, t4);
+                        mma_tf32(accs[j], a, bb);
+                    }
+                }
+                if (P.out)
+#pragma unroll
+                    for (int j = 0; j < TC_R / 8; j++)
+#pragma unroll
+                        for (int q = 0; q < 4; q++) {
+                            const int i = 16 * mt + g + 8 * (q >> 1), r = 8 * j + 2 * t4 + (q & 1);
+                            if (i < nt && r < rows)
+                                st_elem(P.out, P.out_dtype,
+                                        b * P.os[0] + (tc + i) * P.os[1] + h * P.os[2] + (int64_t)(r0 + r) * P.os[3],
+                                        accs[j][q]);
+                        }
+            } else {
+                /* the state: S' = gam_{nt-1} S + (D o cf)^T K, this warp's fragment */
+                const float gl = gam[nt - 1];
+#pragma unroll
+                for (int j = 0; j < NTW; j++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        sacc[j][q] *= gl;
+#pragma unroll 2
+                for (int k0 = 0; k0 < TC_C; k0 += 8) {
+                    unsigned a[4], bb[2];
+                    const float c0 = cf[k0 + t4], c1 = cf[k0 + t4 + 4];
+                    a[0] = tf32_of(Dm[(k0 + t4) * LDV + sm0 + g] * c0);
+                    a[1] = tf32_of(Dm[(k0 + t4) * LDV + sm0 + g + 8] * c0);
+                    a[2] = tf32_of(Dm[(k0 + t4 + 4) * LDV + sm0 + g] * c1);
+                    a[3] = tf32_of(Dm[(k0 + t4 + 4) * LDV + sm0 + g + 8] * c1);
+#pragma unroll
+                    for (int j = 0; j < NTW; j++) {
+                        frag_b(bb, Ks, LDK, k0, sn0 + 8 * j, g, t4);
+                        mma_tf32(sacc[j], a, bb);
+                    }
+                }
+#pragma unroll
+                for (int j = 0; j < NTW; j++)
+#pragma unroll
+                    for (int hf = 0; hf < 2; hf++)
+                        *(float2 *)(Ss + (sm0 + g + 8 * hf) * LDK + sn0 + 8 * j + 2 * t4) =
+                            make_float2(sacc[j][2 * hf], sacc[j][2 * hf + 1]);
+            }
+        }
+        /* the final state (an empty sequence copies its read state) */
+        if (upd && ws >= 0 && !(t1 == t0 && ws == rs))
+#pragma unroll
+            for (int j = 0; j < NTW; j++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const int r = sm0 + g + 8 * (q >> 1), c = sn0 + 8 * j + 2 * t4 + (q & 1);
+                    if (r < rows && c < Dk)
+                        P.pool[ws * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)c * pcs] =
+                            sacc[j][q];
+                }
+        __syncthreads(); /* the tile is read out before the next sequence's is loaded */
+    }
+#ifdef GDN_TC_PROF
+    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
+        printf("tc prof (cycles, CTA 0 thread 0): update+wait %lld load %lld norms %lld products %lld inverses %lld "
+               "solve %lld\n", prof_[0], prof_[1], prof_[2], prof_[3], prof_[4], prof_[5]);
+#endif
+}
+
+static cudaError_t launch_chunk_tc(gdn_cuda_params p, cudaLaunchConfig_t cfg)
+{
+    const int dkp = p.Dk <= 32 ? 32 : p.Dk <= 64 ? 64 : 128;
+    const size_t smem = (size_t)tc_smem_floats(dkp) * sizeof(float);
+    const void *fn = dkp == 32 ? (const void *)chunk_tc_kernel<32>
+                     : dkp == 64 ? (const void *)chunk_tc_kernel<64>
+                                 : (const void *)chunk_tc_kernel<128>;
+    cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess)
+        return e;
+    cfg.blockDim = dim3(TC_THREADS, 1, 1);
+    cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + TC_R - 1) / TC_R)), (unsigned)(p.N < 65535 ? p.N : 65535), 1);
+    cfg.dynamicSmemBytes = smem;
+    p.early_trigger = 0;
+    if (dkp == 32)
+        return cudaLaunchKernelEx(&cfg, chunk_tc_kernel<32>, p);
+    if (dkp == 64)
+        return cudaLaunchKernelEx(&cfg, chunk_tc_kernel<64>, p);
+    return cudaLaunchKernelEx(&cfg, chunk_tc_kernel<128>, p);
+}
+
+#endif
