@@ -743,6 +743,16 @@ static void run_errors(void)
         p.precision = GDN_PRECISION_F32;
         EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_f32__cuda") == 0,
                "kernel_for chunked F32 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
+        /* AUTO: the tensor-core kernel from GDN_CUDA_CHUNK_MIN_TOKENS tokens per sequence, never with F32 */
+        p.algo = GDN_ALGO_AUTO;
+        EXPECT(strncmp(gdn_context_kernel_for(ctx, &p, 4096, 0), "recurrent", 9) == 0,
+               "kernel_for AUTO F32 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 4096, 0));
+        p.precision = GDN_PRECISION_DEFAULT;
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, GDN_CUDA_CHUNK_MIN_TOKENS, 0), "chunk_tf32__cuda_mma") == 0 &&
+                   strncmp(gdn_context_kernel_for(ctx, &p, GDN_CUDA_CHUNK_MIN_TOKENS - 1, 0), "recurrent", 9) == 0 &&
+                   strncmp(gdn_context_kernel_for(ctx, &p, 4096, 1), "recurrent", 9) == 0,
+               "kernel_for AUTO on CUDA: %s at %d tokens", gdn_context_kernel_for(ctx, &p, 64, 0),
+               GDN_CUDA_CHUNK_MIN_TOKENS);
     }
 done:
     gdn_context_destroy(ctx);

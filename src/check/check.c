@@ -1098,7 +1098,8 @@ int gdn_check_run(const gdn_check_case *c, gdn_check_result *res)
     }
     /* tensor-core products (the CUDA backend's chunked kernel unless precision is F32) are held to the
        bf16-product tolerance, as problem.precision BF16 is */
-    if (strstr(gdn_context_kernel_for(ctx, p, in->batch.seq_len, c->capture != GDN_CAPTURE_NONE), "tf32")) {
+    if (strstr(gdn_context_kernel_for(ctx, p, in->N > 0 ? in->NT / in->N : 0, c->capture != GDN_CAPTURE_NONE),
+               "tf32")) {
         bf16_products = 1;
         if (res->tolerance < BF16_PRODUCTS_TOL)
             res->tolerance = BF16_PRODUCTS_TOL;

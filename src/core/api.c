@@ -205,9 +205,10 @@ const char *gdn_context_kernel_for(const gdn_context *ctx, const gdn_problem *pr
         return "none";
     const int dk = problem->k_dim, dv = problem->v_dim;
 #ifdef GDN_HAVE_CUDA
-    if (ctx->backend == GDN_BACKEND_CUDA)
-        return gdn_cuda_kernel_for(problem->algo == GDN_ALGO_CHUNKED, capture, dk,
-                                   problem->precision != GDN_PRECISION_F32);
+    if (ctx->backend == GDN_BACKEND_CUDA) {
+        const int tc = problem->precision != GDN_PRECISION_F32;
+        return gdn_cuda_kernel_for(gdn_cuda_chunk_chosen(problem->algo, tc, tokens), capture, dk, tc);
+    }
 #endif
     /* the rule of gdn_cpu_use_chunked (cpu/chunked.c), then its choice of value kernel */
     if (!gdn_chunk_chosen(problem->algo, capture, tokens, dk))

@@ -146,9 +146,9 @@ const char *gdn_cuda_kernel_name(int k_dim)
     return gdn_cuda_recurrent_name(k_dim);
 }
 
-const char *gdn_cuda_kernel_for(int algo_chunked, int capture, int k_dim, int tc)
+const char *gdn_cuda_kernel_for(int chunked, int capture, int k_dim, int tc)
 {
-    const char *c = gdn_cuda_chunked_name(algo_chunked, capture, k_dim, tc);
+    const char *c = gdn_cuda_chunked_name(chunked, capture, k_dim, tc);
     return c ? c : gdn_cuda_recurrent_name(k_dim);
 }
 
@@ -225,8 +225,8 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.cu = pl->cu;
     p.cu_i64 = pl->cu_type == GDN_INDEX_I64;
     p.num_tokens = pl->num_tokens;
-    p.algo_chunked = pl->algo == GDN_ALGO_CHUNKED;
     p.chunk_tc = pl->precision != GDN_PRECISION_F32;
+    p.algo_chunked = gdn_cuda_chunk_chosen(pl->algo, p.chunk_tc, pl->N > 0 ? (pl->cu ? pl->T / pl->N : pl->T) : 0);
     p.q = pl->q.data;
     p.k = pl->k.data;
     p.v = pl->v.data;

@@ -109,34 +109,44 @@ __global__ void __launch_bounds__(CT) chunk_prefill_kernel(const __grid_constant
         for (int64_t tc = t0; tc < t1; tc += CK) {
             const int nt = (int)(t1 - tc < CK ? t1 - tc : CK);
             __syncthreads(); /* the previous chunk is done with every buffer */
-            /* inputs: k, q rows (zero past nt and Dk), v values, gates */
-            for (int e = tid; e < CK * DKP; e += CT) {
-                const int t = e / DKP, c = e % DKP;
-                float kx = 0.f, qx = 0.f;
-                if (t < nt && c < Dk) {
-                    const int64_t tt = tc + t;
-                    const int64_t ko = b * P.ks[0] + tt * P.ks[1] + hk * P.ks[2] + c * P.ks[3];
-                    const int64_t qo = b * P.qs[0] + tt * P.qs[1] + hk * P.qs[2] + c * P.qs[3];
-                    if (P.dtype == GDN_DTYPE_F32) {
-                        kx = ((const float *)P.k)[ko];
-                        qx = ((const float *)P.q)[qo];
-                    } else {
-                        kx = cvt16(((const unsigned short *)P.k)[ko], P.dtype);
-                        qx = cvt16(((const unsigned short *)P.q)[qo], P.dtype);
+            /* inputs: k, q rows (zero past nt and Dk), v values, gates; every load of a thread issued before
+               its first store (a loop that stores after each load waits out each load's latency in turn) */
+            {
+                constexpr int NE = CK * DKP / CT, NV = CK * CR / CT;
+                const bool f32 = P.dtype == GDN_DTYPE_F32;
+                unsigned kr[NE], qr[NE], vr[NV];
+#pragma unroll
+                for (int u = 0; u < NE; u++) {
+                    const int e = tid + u * CT, t = e / DKP, c = e % DKP;
+                    kr[u] = qr[u] = 0u;
+                    if (t < nt && c < Dk) {
+                        const int64_t tt = tc + t;
+                        const int64_t ko = b * P.ks[0] + tt * P.ks[1] + hk * P.ks[2] + c * P.ks[3];
+                        const int64_t qo = b * P.qs[0] + tt * P.qs[1] + hk * P.qs[2] + c * P.qs[3];
+                        kr[u] = f32 ? __ldg((const unsigned *)P.k + ko) : (unsigned)__ldg((const unsigned short *)P.k + ko);
+                        qr[u] = f32 ? __ldg((const unsigned *)P.q + qo) : (unsigned)__ldg((const unsigned short *)P.q + qo);
                     }
                 }
-                Ks[t * LD + c] = kx;
-                Qs[t * LD + c] = qx;
-            }
-            for (int e = tid; e < CK * CR; e += CT) {
-                const int t = e / CR, r = e % CR;
-                float v = 0.f;
-                if (t < nt && r < rows) {
-                    const int64_t vo = b * P.vs[0] + (tc + t) * P.vs[1] + h * P.vs[2] + (int64_t)(r0 + r) * P.vs[3];
-                    v = P.dtype == GDN_DTYPE_F32 ? ((const float *)P.v)[vo]
-                                                 : cvt16(((const unsigned short *)P.v)[vo], P.dtype);
+#pragma unroll
+                for (int u = 0; u < NV; u++) {
+                    const int e = tid + u * CT, t = e / CR, r = e % CR;
+                    vr[u] = 0u;
+                    if (t < nt && r < rows) {
+                        const int64_t vo = b * P.vs[0] + (tc + t) * P.vs[1] + h * P.vs[2] + (int64_t)(r0 + r) * P.vs[3];
+                        vr[u] = f32 ? __ldg((const unsigned *)P.v + vo) : (unsigned)__ldg((const unsigned short *)P.v + vo);
+                    }
                 }
-                Vs[t * LV + r] = v;
+#pragma unroll
+                for (int u = 0; u < NE; u++) {
+                    const int e = tid + u * CT, t = e / DKP, c = e % DKP;
+                    Ks[t * LD + c] = f32 ? __uint_as_float(kr[u]) : cvt16(kr[u], P.dtype);
+                    Qs[t * LD + c] = f32 ? __uint_as_float(qr[u]) : cvt16(qr[u], P.dtype);
+                }
+#pragma unroll
+                for (int u = 0; u < NV; u++) {
+                    const int e = tid + u * CT, t = e / CR, r = e % CR;
+                    Vs[t * LV + r] = f32 ? __uint_as_float(vr[u]) : cvt16(vr[u], P.dtype);
+                }
             }
             if (tid < CK) {
                 float d = 1.f, be = 0.f;

@@ -48,11 +48,20 @@ gdn_status gdn_conv_plan_make_device(gdn_conv_plan *plan, const gdn_conv_problem
  * (INVALID_ARGUMENT, message naming the array and index) or a CUDA failure (INTERNAL). */
 gdn_status gdn_cuda_synchronize(gdn_cuda_context *c, char *err, size_t err_len);
 
+/* AUTO's crossover on CUDA: the tensor-core chunked kernel from this many tokens per sequence (the
+ * call's T, or its total over the sequences for a packed batch) when the products may run on tensor
+ * cores (problem.precision not F32); below, and with F32, the token loop (H200: docs/PERF.md). */
+#define GDN_CUDA_CHUNK_MIN_TOKENS 64
+static inline int gdn_cuda_chunk_chosen(gdn_algo algo, int tc, int64_t tokens_per_seq)
+{
+    return algo == GDN_ALGO_CHUNKED || (algo == GDN_ALGO_AUTO && tc && tokens_per_seq >= GDN_CUDA_CHUNK_MIN_TOKENS);
+}
+
 /* Name of the kernel a problem with this key dimension runs, e.g. "recurrent_f32__cuda_k128"
- * (chunked, when problem.algo is CHUNKED, nothing is captured and k_dim <= 128: "chunk_tf32__cuda_mma"
- * with tc (problem.precision not F32), else "chunk_f32__cuda"). */
+ * (chunked, when chosen (gdn_cuda_chunk_chosen), nothing is captured and k_dim <= 128:
+ * "chunk_tf32__cuda_mma" with tc (problem.precision not F32), else "chunk_f32__cuda"). */
 const char *gdn_cuda_kernel_name(int k_dim);
-const char *gdn_cuda_kernel_for(int algo_chunked, int capture, int k_dim, int tc);
+const char *gdn_cuda_kernel_for(int chunked, int capture, int k_dim, int tc);
 
 /* --- helpers for the tests, the tool and the timing program (no CUDA headers needed) -------- */
 
