@@ -153,13 +153,17 @@ typedef enum gdn_algo {
 /** Operand precision of the chunked algorithm's matrix products (the state is always kept and
  *  accumulated in f32; the token loop always computes in f32). */
 typedef enum gdn_precision {
-    GDN_PRECISION_DEFAULT = 0, /**< The backend's default: GDN_PRECISION_F32 on the CPU. */
+    GDN_PRECISION_DEFAULT = 0, /**< The backend's default: GDN_PRECISION_F32 on the CPU; on CUDA the
+                                    tensor-core products of GDN_PRECISION_BF16. */
     GDN_PRECISION_F32 = 1,     /**< f32 operands and accumulation: within ~1e-6 relative RMS of the float64
                                     reference on realistic inputs. */
     GDN_PRECISION_BF16 = 2     /**< bf16 operands (rounded to nearest even), f32 accumulation, for the chunk
                                     products; everything else f32. Faster, relative RMS error <= 1e-2.
                                     CPU: uses avx512_bf16 (vdpbf16ps) where the CPU has it; elsewhere the
-                                    products run in f32 (gdn_context_kernel_for tells which). */
+                                    products run in f32 (gdn_context_kernel_for tells which). CUDA: tensor
+                                    cores ("chunk_tf32__cuda_mma"); this version's operands are tf32 (10-bit
+                                    mantissa, more precise than bf16; ~2e-3 relative RMS at T = 4096), and
+                                    AUTO runs it from 64 tokens per sequence. */
 } gdn_precision;
 
 /** Whether, and where, the state after every token is written. */
