@@ -238,7 +238,7 @@ static void run_matrix(int count)
     c.seed = 4;
     ran++;
     failed += !run_case(&c, "qwen 27B decode", 0);
-    /* the fast path's shapes (src/cuda/fast.cuh: dense, default slots in place, no capture, vk,
+    /* the fast path's shapes (src/cuda/fast.cuh: dense, default slots or slot arrays, no capture, vk,
      * contiguous, Dk = Dv in {32, 64, 128, 256}, T <= 8): the Qwen3.6 layer at decode B=1 and
      * verify T=4, ratio 3, then every dim, dtype and token count with the other options drawn */
     memset(&c, 0, sizeof c);
@@ -254,6 +254,15 @@ static void run_matrix(int count)
     c.seed = 5;
     ran++;
     failed += !run_case(&c, "fast qwen decode B=1", 0);
+    c.pool = GDN_CHECK_POOL_MOVE; /* vLLM: slot arrays (moved, one negative read slot) */
+    c.default_slots = 0;
+    c.B = 3;
+    c.seed = 8;
+    ran++;
+    failed += !run_case(&c, "fast qwen decode B=3 slot arrays", 0);
+    c.pool = GDN_CHECK_POOL_INPLACE;
+    c.default_slots = 1;
+    c.B = 1;
     c.T = 4;
     c.B = 2;
     c.seed = 6;
@@ -290,8 +299,11 @@ static void run_matrix(int count)
             }
             c.B = 1 + gdn_rng_below(&fr, 3);
             c.T = FT[gdn_rng_below(&fr, 5)];
-            c.pool = GDN_CHECK_POOL_INPLACE;
-            c.default_slots = 1;
+            switch (gdn_rng_below(&fr, 4)) { /* default slots; slot arrays in place; moved (a negative read slot) */
+            case 0: c.pool = GDN_CHECK_POOL_INPLACE; break;
+            case 1: c.pool = GDN_CHECK_POOL_MOVE; break;
+            default: c.pool = GDN_CHECK_POOL_INPLACE; c.default_slots = 1;
+            }
             c.decay = (gdn_check_decay)gdn_rng_below(&fr, 3);
             c.no_output = gdn_rng_below(&fr, 5) == 0;
             c.seed = gdn_rng_u64(&fr);

@@ -254,7 +254,9 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
     const int hk = P.grouped ? h / P.ratio : h % P.Hk;
     const int64_t prs = P.kv_layout ? P.ps[3] : P.ps[2], pcs = P.kv_layout ? P.ps[2] : P.ps[3];
     const bool upd = warp < 4; /* warps 0-3: keys, solve, state; 4-7: queries, outputs */
-    const int mt = warp & 3;   /* the 16-token block of the products */
+    /* the 16-token block of the products: the query warps in reverse, so that each scheduler (warps w and
+       w + 4) gets one long and one short row of the triangular K K^T and Q K^T */
+    const int mt = upd ? warp : 7 - warp;
     /* the state fragment of an update warp: rows 16 * (warp & 1) .., columns 8 * (NTW * (warp >> 1) + j) .. */
     const int sm0 = 16 * (warp & 1), sn0 = 8 * NTW * ((warp >> 1) & 1);
 

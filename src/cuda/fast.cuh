@@ -1,8 +1,10 @@
 /*
  * fast.cuh — the lean small-batch path of recurrent.cu ("fast_kernel"), included there after its
  * helpers. Chosen by gdn_cuda_launch_recurrent when the call qualifies (fast_ok below):
- *   dense batch (no cu_seqlens), default slots (sequence n reads and writes pool slot n in place, no
- *   index arrays, hence no check kernel), no capture or a contiguous 16-byte aligned dense capture
+ *   dense batch (no cu_seqlens), default slots (sequence n reads and writes pool slot n in place) or
+ *   read/write slot arrays (vLLM; their contents checked by the check kernel first: the kernel waits for
+ *   it and writes nothing after an error; a negative read slot reads zeros, a negative write slot
+ *   writes nothing), no capture or a contiguous 16-byte aligned dense capture
  *   [B, T, Hv, D, D] (its stores streaming: __stcs), a state pool, vk layout, Dk = Dv = D in
  *   {32, 64, 128, 256}, 1 <= T <= FAST_TMAX, no batch.num_tokens, contiguous q, k, v, g, beta and out
  *   (out may be absent),
@@ -79,6 +81,45 @@ __device__ __forceinline__ float ld1(const void *base, size_t off)
         return __half2float(__ushort_as_half(((const unsigned short *)base)[off]));
 }
 
+/* Where this CTA reads and writes its tiles (offset `off` floats into head h's state): slot n by
+   default, else the slot arrays' entries; NULL for a negative or out-of-range slot (read: zeros; write:
+   none; out of range is also reported by the check kernel, which then keeps every write out). */
+__device__ __forceinline__ void fast_tiles(const gdn_cuda_params &P, int n, int h, int off, float **rp, float **wp)
+{
+    const int64_t rs = P.read_slots ? (int64_t)P.read_slots[n] : n;
+    const int64_t ws = P.write_slots ? (int64_t)P.write_slots[n] : rs;
+    const int64_t base = (int64_t)h * P.ps[1] + off;
+    *rp = rs >= 0 && rs < P.num_slots ? P.pool + rs * P.ps[0] + base : NULL;
+    *wp = ws >= 0 && ws < P.num_slots ? P.pool + ws * P.ps[0] + base : NULL;
+}
+
+/* A row's slices (lane lr of FL holds float4s i * FL + lr), from `base + off` (zeros without a tile) or
+   to it (nothing without one). */
+template <int KV, int FL>
+__device__ __forceinline__ void fast_load_rows(const float *base, int off, int lr, float4 (&s)[KV])
+{
+    if (base) {
+        const float4 *src = (const float4 *)(base + off);
+#pragma unroll
+        for (int i = 0; i < KV; i++)
+            s[i] = src[i * FL + lr];
+    } else {
+#pragma unroll
+        for (int i = 0; i < KV; i++)
+            s[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+}
+template <int KV, int FL>
+__device__ __forceinline__ void fast_store_rows(float *base, int off, int lr, const float4 (&s)[KV])
+{
+    if (!base)
+        return;
+    float4 *dst = (float4 *)(base + off);
+#pragma unroll
+    for (int i = 0; i < KV; i++)
+        dst[i * FL + lr] = s[i];
+}
+
 /* D, FL: see above. MULTI: T in 1 .. FAST_TMAX (else T = 1). IN: 0 f32, 1 bf16, 2 f16 inputs. CAP: dense
  * capture (MULTI only; compiled apart: the capture stores cost registers). */
 template <int D, int FL, bool MULTI, int IN, bool CAP>
@@ -98,22 +139,20 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
     const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
     const int T = MULTI ? (int)P.T : 1, Hv = P.Hv;
     const int rr = warp * RPW + lane / FL; /* this thread's row within a tile */
-    float *const tp = P.pool + (int64_t)n * P.ps[0] + (int64_t)h * P.ps[1] + tile0 * (ROWS * D);
+    float *tp, *wp; /* the tiles read and written */
+    fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
 
     if (P.early_trigger)
         grid_dependency_trigger();
-    if (lane == 0) /* a quarter of the CTA's J * ROWS contiguous rows into L2 per warp, while earlier work finishes */
+    if (lane == 0 && tp) /* a quarter of the CTA's J * ROWS contiguous rows into L2 per warp, while earlier work finishes */
         prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
     grid_dependency_wait();
+    if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
+        return;
 
     /* the state rows, all loads at once */
     float4 s[KV];
-    {
-        const float4 *src = (const float4 *)(tp + rr * D);
-#pragma unroll
-        for (int i = 0; i < KV; i++)
-            s[i] = src[i * FL + lr];
-    }
+    fast_load_rows<KV, FL>(tp, rr * D, lr, s);
     const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
     const size_t tok0 = (size_t)n * (unsigned)T; /* the sequence's first token row */
 
@@ -185,10 +224,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
     for (int j = 0;; j++) {
         float4 sn[KV]; /* the next tile's rows, loaded while this tile's tokens run */
         if (j + 1 < J) {
-            const float4 *src = (const float4 *)(tp + ((j + 1) * ROWS + rr) * D);
-#pragma unroll
-            for (int i = 0; i < KV; i++)
-                sn[i] = src[i * FL + lr];
+            fast_load_rows<KV, FL>(tp, ((j + 1) * ROWS + rr) * D, lr, sn);
         }
         for (int t = 0; t < T; t++) {
             const float4 c0 = *(const float4 *)(coef + 8 * t), c1 = *(const float4 *)(coef + 8 * t + 4);
@@ -220,12 +256,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
                     __stcs(&cd[i * FL + lr], s[i]);
             }
         }
-        {
-            float4 *dst = (float4 *)(tp + (j * ROWS + rr) * D);
-#pragma unroll
-            for (int i = 0; i < KV; i++)
-                dst[i * FL + lr] = s[i];
-        }
+        fast_store_rows<KV, FL>(wp, (j * ROWS + rr) * D, lr, s);
         if (j + 1 == J)
             break;
 #pragma unroll
@@ -269,21 +300,19 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
     const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
     const int Hv = P.Hv;
     const int rr = warp * RPW + lane / FL;
-    float *const tp = P.pool + (int64_t)n * P.ps[0] + (int64_t)h * P.ps[1] + tile0 * (ROWS * D);
+    float *tp, *wp; /* the tiles read and written */
+    fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
 
     if (P.early_trigger)
         grid_dependency_trigger();
-    if (lane == 0)
+    if (lane == 0 && tp)
         prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
     grid_dependency_wait();
+    if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
+        return;
 
     float4 s[KV], qf[KV], kf[KV];
-    {
-        const float4 *src = (const float4 *)(tp + rr * D);
-#pragma unroll
-        for (int i = 0; i < KV; i++)
-            s[i] = src[i * FL + lr];
-    }
+    fast_load_rows<KV, FL>(tp, rr * D, lr, s);
     const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
     const size_t qo = ((size_t)n * P.Hk + hk) * D, go = (size_t)n * Hv + h;
 #pragma unroll
@@ -306,10 +335,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
         float4 sn[KV];
         float vn = 0.f;
         if (j + 1 < J) {
-            const float4 *src = (const float4 *)(tp + ((j + 1) * ROWS + rr) * D);
-#pragma unroll
-            for (int i = 0; i < KV; i++)
-                sn[i] = src[i * FL + lr];
+            fast_load_rows<KV, FL>(tp, ((j + 1) * ROWS + rr) * D, lr, sn);
             vn = ld1<IN>(P.v, ro + (j + 1) * ROWS);
         }
         float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
@@ -340,10 +366,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
         row_update<KV>(s, kf, dk, dec);
         if (P.out && lr == 0)
             st_elem(P.out, P.out_dtype, (int64_t)(ro + j * ROWS), y);
-        float4 *dst = (float4 *)(tp + (j * ROWS + rr) * D);
-#pragma unroll
-        for (int i = 0; i < KV; i++)
-            dst[i * FL + lr] = s[i];
+        fast_store_rows<KV, FL>(wp, (j * ROWS + rr) * D, lr, s);
         if (j + 1 == J)
             break;
 #pragma unroll
@@ -357,12 +380,11 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
 static bool fast_ok(const gdn_cuda_params *p)
 {
     const int64_t D = p->Dk, T = p->T;
-    if (p->cu || p->num_tokens || p->read_slots || p->write_slots || p->cap_mode == GDN_CAPTURE_SLOTS || !p->pool ||
-        p->kv_layout || p->checked)
+    if (p->cu || p->num_tokens || p->cap_mode == GDN_CAPTURE_SLOTS || !p->pool || p->kv_layout)
         return false;
     if (p->Dk != p->Dv || !(D == 32 || D == 64 || D == 128 || D == 256) || T < 1 || T > FAST_TMAX)
         return false;
-    if (p->N != p->B || p->N < 1 || p->N > 65535 || p->num_slots < p->N)
+    if (p->N != p->B || p->N < 1 || p->N > 65535 || (!p->read_slots && !p->write_slots && p->num_slots < p->N))
         return false;
     if (p->dtype != GDN_DTYPE_F32 && p->dtype != GDN_DTYPE_BF16 && p->dtype != GDN_DTYPE_F16)
         return false;

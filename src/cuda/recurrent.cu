@@ -1288,7 +1288,8 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
         return p.chunk_tc ? launch_chunk_tc(p, cfg) : launch_chunk_prefill(p, cfg);
     }
 
-    /* the lean path (fast.cuh) for every call that qualifies (dense, default slots, no capture, T <= 8):
+    /* the lean path (fast.cuh) for every call that qualifies (dense, default slots or slot arrays, no
+       capture or dense capture, T <= 8):
        measured faster than the general kernels on the H200 from B=1 to B=256, decode and verify T=4 */
     if (fast != 0 && fast_ok(&p)) {
         gdn_cuda_fastdiv_init(&p.fd_ratio, (unsigned)p.ratio);
