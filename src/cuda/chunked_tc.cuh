@@ -58,6 +58,12 @@ __device__ __forceinline__ unsigned tf32_of(float x)
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
     return r;
 }
+/* x rounded to tf32 (nearest), as f32: every matrix operand is rounded once where it is written to shared
+   memory, so the fragment loads below pass the bits on without a conversion per use. */
+__device__ __forceinline__ float tf32r(float x)
+{
+    return __uint_as_float(tf32_of(x));
+}
 
 /* c += a b for one m16n8k8 tile: a rows (g, g+8) x columns (t, t+4); b rows (t, t+4) x column g;
    c rows (g, g+8) x columns (2t, 2t+1), with g = lane / 4, t = lane % 4. */
@@ -69,13 +75,13 @@ __device__ __forceinline__ void mma_tf32(float c[4], const unsigned a[4], const 
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-/* A fragment of rows r0.., columns k0.. of a row-major f32 matrix (ld floats per row). */
+/* A fragment of rows r0.., columns k0.. of a row-major matrix of tf32-rounded f32 (ld floats per row). */
 __device__ __forceinline__ void frag_a(unsigned a[4], const float *M, int ld, int r0, int k0, int g, int t)
 {
-    a[0] = tf32_of(M[(r0 + g) * ld + k0 + t]);
-    a[1] = tf32_of(M[(r0 + g + 8) * ld + k0 + t]);
-    a[2] = tf32_of(M[(r0 + g) * ld + k0 + t + 4]);
-    a[3] = tf32_of(M[(r0 + g + 8) * ld + k0 + t + 4]);
+    a[0] = __float_as_uint(M[(r0 + g) * ld + k0 + t]);
+    a[1] = __float_as_uint(M[(r0 + g + 8) * ld + k0 + t]);
+    a[2] = __float_as_uint(M[(r0 + g) * ld + k0 + t + 4]);
+    a[3] = __float_as_uint(M[(r0 + g + 8) * ld + k0 + t + 4]);
 }
 
 /* Products over Dk (X Y^T of row-major X, Y): within each step of 8, the fragments' k = t and k = t + 4
@@ -85,23 +91,23 @@ __device__ __forceinline__ void frag_a2(unsigned a[4], const float *M, int ld, i
 {
     const float2 x = *(const float2 *)(M + (r0 + g) * ld + k0 + 2 * t);
     const float2 y = *(const float2 *)(M + (r0 + g + 8) * ld + k0 + 2 * t);
-    a[0] = tf32_of(x.x);
-    a[1] = tf32_of(y.x);
-    a[2] = tf32_of(x.y);
-    a[3] = tf32_of(y.y);
+    a[0] = __float_as_uint(x.x);
+    a[1] = __float_as_uint(y.x);
+    a[2] = __float_as_uint(x.y);
+    a[3] = __float_as_uint(y.y);
 }
 __device__ __forceinline__ void frag_bt2(unsigned b[2], const float *M, int ld, int k0, int n0, int g, int t)
 {
     const float2 x = *(const float2 *)(M + (n0 + g) * ld + k0 + 2 * t);
-    b[0] = tf32_of(x.x);
-    b[1] = tf32_of(x.y);
+    b[0] = __float_as_uint(x.x);
+    b[1] = __float_as_uint(x.y);
 }
 
 /* B fragment (k0.. x n0..) of a row-major matrix (B[k][n] = M[k][n]). */
 __device__ __forceinline__ void frag_b(unsigned b[2], const float *M, int ld, int k0, int n0, int g, int t)
 {
-    b[0] = tf32_of(M[(k0 + t) * ld + n0 + g]);
-    b[1] = tf32_of(M[(k0 + t + 4) * ld + n0 + g]);
+    b[0] = __float_as_uint(M[(k0 + t) * ld + n0 + g]);
+    b[1] = __float_as_uint(M[(k0 + t + 4) * ld + n0 + g]);
 }
 
 /* One token's log decay from its gate value g, by the gate convention (beta = sigmoid(b) in place for
@@ -145,7 +151,7 @@ __device__ __forceinline__ void tc_load_rows(const gdn_cuda_params &P, const voi
 #pragma unroll
         for (int u = 0; u < NS; u++) {
             const int e = threadIdx.x + (pass * NS + u) * TC_THREADS, t = e / DKP, c = e % DKP;
-            dst[t * LDK + c] = f32 ? __uint_as_float(raw[u]) : cvt16(raw[u], P.dtype);
+            dst[t * LDK + c] = tf32r(f32 ? __uint_as_float(raw[u]) : cvt16(raw[u], P.dtype));
         }
     }
 }
@@ -193,7 +199,7 @@ __device__ __forceinline__ void tc_store_rows(const gdn_cuda_params &P, const ui
             x.z = cvt16(raw[u].y & 0xffffu, P.dtype);
             x.w = cvt16(raw[u].y >> 16, P.dtype);
         }
-        *(float4 *)(dst + t * LDK + c) = x;
+        *(float4 *)(dst + t * LDK + c) = make_float4(tf32r(x.x), tf32r(x.y), tf32r(x.z), tf32r(x.w));
         float ss = x.x * x.x + x.y * x.y + x.z * x.z + x.w * x.w;
 #pragma unroll
         for (int o = DKP / 8; o > 0; o >>= 1)
@@ -282,7 +288,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                     if (rs >= 0 && r < rows && c < Dk)
                         x = P.pool[rs * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)c * pcs];
                     sacc[j][q] = x;
-                    Ss[r * LDK + c] = x;
+                    Ss[r * LDK + c] = tf32r(x);
                 }
         }
 
@@ -447,9 +453,9 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                             const float G = in ? expf(ci[hf] - lc[jj]) : 0.f;
                             const float x = G * si[hf] * ksc[jj] * acc[j][q];
                             if (upd)
-                                Lm[i * LDA + jj] = -bi[hf] * x;
+                                Lm[i * LDA + jj] = tf32r(-bi[hf] * x);
                             else
-                                Pm[i * LDA + jj] = x;
+                                Pm[i * LDA + jj] = tf32r(x);
                         }
 #pragma unroll
                 for (int j = 0; j < TC_R / 8; j++)
@@ -484,7 +490,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                 }
 #pragma unroll
                 for (int i = 0; i < 16; i++)
-                    Tm[(o + i) * LDA + o + c] = x[i];
+                    Tm[(o + i) * LDA + o + c] = tf32r(x[i]);
             }
             __syncthreads();
             TC_MARK(4);
@@ -505,7 +511,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                     }
 #pragma unroll
                     for (int q = 0; q < 4; q++)
-                        Rm[(16 * bk + g + 8 * (q >> 1)) * LDV + n0 + 2 * t4 + (q & 1)] = r[q];
+                        Rm[(16 * bk + g + 8 * (q >> 1)) * LDV + n0 + 2 * t4 + (q & 1)] = tf32r(r[q]);
                     __syncwarp();
                     float d[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
@@ -517,7 +523,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                     }
 #pragma unroll
                     for (int q = 0; q < 4; q++)
-                        Dm[(16 * bk + g + 8 * (q >> 1)) * LDV + n0 + 2 * t4 + (q & 1)] = d[q];
+                        Dm[(16 * bk + g + 8 * (q >> 1)) * LDV + n0 + 2 * t4 + (q & 1)] = tf32r(d[q]);
                     __syncwarp();
                 }
             }
@@ -572,7 +578,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
 #pragma unroll
                     for (int hf = 0; hf < 2; hf++)
                         *(float2 *)(Ss + (sm0 + g + 8 * hf) * LDK + sn0 + 8 * j + 2 * t4) =
-                            make_float2(sacc[j][2 * hf], sacc[j][2 * hf + 1]);
+                            make_float2(tf32r(sacc[j][2 * hf]), tf32r(sacc[j][2 * hf + 1]));
             }
         }
         /* the final state (an empty sequence copies its read state) */
