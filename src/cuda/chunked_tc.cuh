@@ -24,7 +24,7 @@
  * TC_R = 32 state rows); grid (Hv * ceil(Dv / TC_R), min(N, 65535)), a CTA taking sequences n, n +
  * 65535, ... It walks its sequence's chunks in order. Per chunk: inputs to shared memory (the next
  * chunk's rows prefetched into L2), norms and gates, then warps 0-3 form K^ K^T and K^ S^T and warps
- * 4-7 Q^ K^T and Q^ S^T (16 tokens each); the diagonal inverses (warps 4-5); the blockwise solve
+ * 4-7 Q^ K^T and Q^ S^T (16 tokens each), each key warp then inverting its diagonal block; the blockwise solve
  * (warps 0-3, 8 columns of D each); outputs (warps 4-7) and the state update (warps 0-3).
  *
  * Assumptions: no capture, Dk <= 128 (zero-padded to 32, 64 or 128), any Dv (tiles masked), strides,
@@ -49,7 +49,8 @@ __host__ __device__ constexpr int tc_ldk(int dkp)
 #define TC_LDA (TC_C + 4) /* L, P and T rows */
 __host__ __device__ constexpr int tc_smem_floats(int dkp)
 {
-    return 2 * TC_C * tc_ldk(dkp) + TC_R * tc_ldk(dkp) + 2 * TC_C * TC_LDV + 3 * TC_C * TC_LDA + 8 * TC_C;
+    return 2 * TC_C * tc_ldk(dkp) + TC_R * tc_ldk(dkp) + 2 * TC_C * TC_LDV + 3 * TC_C * TC_LDA + 8 * TC_C +
+           TC_C * dkp; /* + the 16-bit k and q rows of the next chunk (asynchronous copies) */
 }
 
 __device__ __forceinline__ unsigned tf32_of(float x)
@@ -185,7 +186,9 @@ template <int DKP>
 __device__ __forceinline__ void tc_store_rows(const gdn_cuda_params &P, const uint4 (&raw)[TC_C * DKP / 4 / TC_THREADS],
                                               float *dst, float *sc, float mul)
 {
-    constexpr int NV = TC_C * DKP / 4 / TC_THREADS, LDK = tc_ldk(DKP);
+    constexpr int NV = TC_C * DKP / 4 / TC_THREADS, LDK = tc_ldk(DKP), RL = DKP / 4; /* lanes per row */
+    static_assert(RL == 4 * NV, "tc_store_rows: the reduction below assumes RL = 4 NV");
+    float ss[NV];
 #pragma unroll
     for (int u = 0; u < NV; u++) {
         const int e = threadIdx.x + u * TC_THREADS, t = e / (DKP / 4), c = 4 * (e % (DKP / 4));
@@ -200,13 +203,29 @@ __device__ __forceinline__ void tc_store_rows(const gdn_cuda_params &P, const ui
             x.w = cvt16(raw[u].y >> 16, P.dtype);
         }
         *(float4 *)(dst + t * LDK + c) = make_float4(tf32r(x.x), tf32r(x.y), tf32r(x.z), tf32r(x.w));
-        float ss = x.x * x.x + x.y * x.y + x.z * x.z + x.w * x.w;
-#pragma unroll
-        for (int o = DKP / 8; o > 0; o >>= 1)
-            ss += __shfl_xor_sync(0xffffffffu, ss, o);
-        if (c == 0)
-            sc[t] = (P.l2norm ? rsqrtf(ss + 1e-6f) : 1.0f) * mul;
+        ss[u] = x.x * x.x + x.y * x.y + x.z * x.z + x.w * x.w;
     }
+    /* the NV rows' sums over their RL lanes at once: halving rounds (each lane passes on half of its
+       values and keeps the half its partner passes, so after log2(NV) rounds it holds one row's partial,
+       that of row index u), then two plain rounds: NV + 1 shuffles, not NV log2(RL) */
+    const int lane = threadIdx.x & 31;
+    int u = 0;
+#pragma unroll
+    for (int w = NV, o = RL / 2; w > 1; w >>= 1, o >>= 1) {
+        const bool hi = (lane & o) != 0;
+#pragma unroll
+        for (int k = 0; k < w / 2; k++) {
+            const float send = hi ? ss[k] : ss[k + w / 2], keep = hi ? ss[k + w / 2] : ss[k];
+            ss[k] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+        }
+        if (hi)
+            u += w / 2;
+    }
+    float tot = ss[0];
+    tot += __shfl_xor_sync(0xffffffffu, tot, 2);
+    tot += __shfl_xor_sync(0xffffffffu, tot, 1);
+    if ((lane & 3) == 0)
+        sc[(threadIdx.x + u * TC_THREADS) / RL] = (P.l2norm ? rsqrtf(tot + 1e-6f) : 1.0f) * mul;
 }
 
 /* The tile's v values of the chunk, raw (zeros past nt and the tile's rows). */
@@ -222,6 +241,53 @@ __device__ __forceinline__ void tc_issue_v(const gdn_cuda_params &P, int64_t b, 
             raw[u] = P.dtype == GDN_DTYPE_F32 ? __ldg((const unsigned *)P.v + vo)
                                               : (unsigned)__ldg((const unsigned short *)P.v + vo);
         }
+    }
+}
+
+/* Asynchronous copies (cp.async, 8 bytes; zero-filled when !valid) of the next chunk's 16-bit k or q rows
+   into a staging area [C][DKP] of shared memory while the current chunk computes; each thread later
+   reads back exactly the elements it copied (tc_issue_rows's mapping), so a wait of its own copies
+   suffices. */
+__device__ __forceinline__ void cp_async8(void *sdst, const void *gsrc, bool valid)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(sdst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(d), "l"(gsrc), "r"(valid ? 8 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all()
+{
+    asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+template <int DKP>
+__device__ __forceinline__ void tc_async_rows(const gdn_cuda_params &P, const void *base, const int64_t *st, int64_t b,
+                                              int64_t tc, int nt, int hk, unsigned short *stage)
+{
+    constexpr int NV = TC_C * DKP / 4 / TC_THREADS;
+#pragma unroll
+    for (int u = 0; u < NV; u++) {
+        const int e = threadIdx.x + u * TC_THREADS, t = e / (DKP / 4), c = 4 * (e % (DKP / 4));
+        const bool valid = t < nt && c < P.Dk;
+        const unsigned short *src = (const unsigned short *)base;
+        if (valid)
+            src += b * st[0] + (tc + t) * st[1] + (int64_t)hk * st[2] + c;
+        cp_async8(stage + t * DKP + c, src, valid);
+    }
+}
+
+/* The staged rows back into the registers of tc_store_rows (16-bit: the low 8 bytes of each uint4). */
+template <int DKP>
+__device__ __forceinline__ void tc_staged_rows(const unsigned short *stage, uint4 (&raw)[TC_C * DKP / 4 / TC_THREADS])
+{
+    constexpr int NV = TC_C * DKP / 4 / TC_THREADS;
+#pragma unroll
+    for (int u = 0; u < NV; u++) {
+        const int e = threadIdx.x + u * TC_THREADS, t = e / (DKP / 4), c = 4 * (e % (DKP / 4));
+        const uint2 r = *(const uint2 *)(stage + t * DKP + c);
+        raw[u] = make_uint4(r.x, r.y, 0u, 0u);
     }
 }
 
@@ -252,6 +318,10 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
     float *Tm = Pm + TC_C * LDA;   /* [C][LDA] the diagonal blocks' inverses */
     float *lc = Tm + TC_C * LDA;   /* [C] log decays, then their running sums c_t */
     float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C, *cf = gam + TC_C;
+    unsigned short *Kst = (unsigned short *)(cf + 3 * TC_C); /* [C][DKP] staged 16-bit k rows, then q rows */
+    unsigned short *Qst = Kst + TC_C * DKP;
+    /* 16-bit q and k rows as vectors: copied asynchronously a chunk ahead */
+    const bool async = P.qk_vec && P.dtype != GDN_DTYPE_F32;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const int tiles = (P.Dv + TC_R - 1) / TC_R;
@@ -270,7 +340,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
     if (P.checked && __ldcg(&P.words->call_error))
         return;
 #ifdef GDN_TC_PROF
-    long long prof_[6] = {0, 0, 0, 0, 0, 0}, last_ = clock64();
+    long long prof_[10] = {0}, last_ = clock64(); /* prof_[4]: unused */
 #endif
     for (int64_t n = blockIdx.y; n < P.N; n += gridDim.y) {
         int64_t b, t0, t1;
@@ -292,6 +362,12 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                 }
         }
 
+        if (async && t1 > t0) { /* the first chunk's rows */
+            const int nt0 = (int)(t1 - t0 < TC_C ? t1 - t0 : TC_C);
+            tc_async_rows<DKP>(P, P.k, P.ks, b, t0, nt0, hk, Kst);
+            tc_async_rows<DKP>(P, P.q, P.qs, b, t0, nt0, hk, Qst);
+            cp_async_commit();
+        }
         for (int64_t tc = t0; tc < t1; tc += TC_C) {
             const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
             __syncthreads(); /* the previous chunk is done with every buffer; the state tile is written */
@@ -314,7 +390,23 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
             {
                 constexpr int NVV = TC_C * TC_R / TC_THREADS;
                 unsigned vraw[NVV];
-                if (P.qk_vec) {
+                if (async) {
+                    uint4 kr[TC_C * DKP / 4 / TC_THREADS], qr[TC_C * DKP / 4 / TC_THREADS];
+                    cp_async_wait_all();
+                    TC_MARK(6);
+                    tc_staged_rows<DKP>(Kst, kr);
+                    tc_staged_rows<DKP>(Qst, qr);
+                    tc_issue_v(P, b, tc, nt, h, r0, rows, vraw);
+                    if (tc + TC_C < t1) { /* the next chunk's rows, while this one computes */
+                        const int nn = (int)(t1 - tc - TC_C < TC_C ? t1 - tc - TC_C : TC_C);
+                        tc_async_rows<DKP>(P, P.k, P.ks, b, tc + TC_C, nn, hk, Kst);
+                        tc_async_rows<DKP>(P, P.q, P.qs, b, tc + TC_C, nn, hk, Qst);
+                        cp_async_commit();
+                    }
+                    tc_store_rows<DKP>(P, kr, Ks, ksc, 1.0f);
+                    tc_store_rows<DKP>(P, qr, Qs, qsc, P.scale);
+                    TC_MARK(7);
+                } else if (P.qk_vec) {
                     uint4 kr[TC_C * DKP / 4 / TC_THREADS], qr[TC_C * DKP / 4 / TC_THREADS];
                     tc_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, kr);
                     tc_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, qr);
@@ -337,6 +429,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                 if (tid < nt)
                     l = gate_logdecay(P, h, gv, &be);
                 lc[tid] = l;
+                TC_MARK(8);
                 bet[tid] = tid < nt ? be : 0.f;
             } else if (tid < 2 * TC_C) { /* the next chunk's rows and gates into L2 */
                 const int64_t tt = tc + TC_C + (tid - TC_C);
@@ -348,12 +441,14 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                                                           (int64_t)r0 * P.vs[3]) * esz;
                     const char *gr = (const char *)P.g + (b * P.gs[0] + tt * P.gs[1] + (int64_t)h * P.gs[2]) * gsz;
                     const char *br = (const char *)P.beta + (b * P.bs[0] + tt * P.bs[1] + (int64_t)h * P.bs[2]) * gsz;
-                    asm volatile("prefetch.global.L2 [%0];" ::"l"(kr));
-                    asm volatile("prefetch.global.L2 [%0];" ::"l"(qr));
+                    if (!async) {
+                        asm volatile("prefetch.global.L2 [%0];" ::"l"(kr));
+                        asm volatile("prefetch.global.L2 [%0];" ::"l"(qr));
+                    }
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(vr));
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(gr));
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(br));
-                    if (P.ks[3] == 1 && Dk * esz > 128) {
+                    if (!async && P.ks[3] == 1 && Dk * esz > 128) {
                         asm volatile("prefetch.global.L2 [%0];" ::"l"(kr + 128));
                         asm volatile("prefetch.global.L2 [%0];" ::"l"(qr + 128));
                     }
@@ -468,32 +563,34 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                             accs[j][q] *= gi[hf] * si[hf]; /* diag(gam) Q^ S^T, kept for the outputs */
                     }
             }
-            __syncthreads();
-            TC_MARK(3);
-            /* the diagonal blocks' inverses T_bb = (I - L_bb)^-1: warps 4-5, a column c each (x_i = 0 above
-               the diagonal, so the sums need no mask; every load is independent of the results) */
-            if (tid >= 128 && tid < 192) {
-                const int bk = (tid - 128) >> 4, c = tid & 15, o = 16 * bk;
-                float x[16];
+            /* the diagonal block's inverse T_bb = (I - L_bb)^-1 of key warp bk = mt, which wrote L's rows of
+               the block: a column c per lane (x_i = 0 above the diagonal, so the sums need no mask; every
+               load is independent of the results), while the query warps run their products */
+            if (upd) {
+                __syncwarp();
+                if (lane < 16) {
+                    const int c = lane, o = 16 * mt;
+                    float x[16];
 #pragma unroll
-                for (int i = 0; i < 16; i++) {
-                    float s0 = 0.f, s1 = 0.f;
+                    for (int i = 0; i < 16; i++) {
+                        float s0 = 0.f, s1 = 0.f;
 #pragma unroll
-                    for (int k = 0; k < i; k++) {
-                        const float l = Lm[(o + i) * LDA + o + k];
-                        if (k & 1)
-                            s1 = fmaf(l, x[k], s1);
-                        else
-                            s0 = fmaf(l, x[k], s0);
+                        for (int k = 0; k < i; k++) {
+                            const float l = Lm[(o + i) * LDA + o + k];
+                            if (k & 1)
+                                s1 = fmaf(l, x[k], s1);
+                            else
+                                s0 = fmaf(l, x[k], s0);
+                        }
+                        x[i] = i == c ? 1.f : i > c ? s0 + s1 : 0.f;
                     }
-                    x[i] = i == c ? 1.f : i > c ? s0 + s1 : 0.f;
-                }
 #pragma unroll
-                for (int i = 0; i < 16; i++)
-                    Tm[(o + i) * LDA + o + c] = tf32r(x[i]);
+                    for (int i = 0; i < 16; i++)
+                        Tm[(o + i) * LDA + o + c] = tf32r(x[i]);
+                }
             }
             __syncthreads();
-            TC_MARK(4);
+            TC_MARK(3);
             /* the blockwise solve: warp w < 4 takes the 8 columns 8 w .. of D */
             if (upd) {
                 const int n0 = 8 * warp;
@@ -596,8 +693,9 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
     }
 #ifdef GDN_TC_PROF
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
-        printf("tc prof (cycles, CTA 0 thread 0): update+wait %lld load %lld norms %lld products %lld inverses %lld "
-               "solve %lld\n", prof_[0], prof_[1], prof_[2], prof_[3], prof_[4], prof_[5]);
+        printf("tc prof (cycles, CTA 0 thread 0): update+wait %lld load %lld norms %lld products+inverses %lld "
+               "solve %lld | in load: to the copies' wait %lld, staging and stores %lld, v and gates %lld\n", prof_[0],
+               prof_[1], prof_[2], prof_[3], prof_[5], prof_[6], prof_[7], prof_[8]);
 #endif
 }
 
