@@ -49,8 +49,7 @@ __host__ __device__ constexpr int tc_ldk(int dkp)
 #define TC_LDA (TC_C + 4) /* L, P and T rows */
 __host__ __device__ constexpr int tc_smem_floats(int dkp)
 {
-    return 2 * TC_C * tc_ldk(dkp) + TC_R * tc_ldk(dkp) + 2 * TC_C * TC_LDV + 3 * TC_C * TC_LDA + 8 * TC_C +
-           TC_C * dkp; /* + the 16-bit k and q rows of the next chunk (asynchronous copies) */
+    return 2 * TC_C * tc_ldk(dkp) + TC_R * tc_ldk(dkp) + 2 * TC_C * TC_LDV + 3 * TC_C * TC_LDA + 6 * TC_C;
 }
 
 __device__ __forceinline__ unsigned tf32_of(float x)
@@ -244,53 +243,6 @@ __device__ __forceinline__ void tc_issue_v(const gdn_cuda_params &P, int64_t b, 
     }
 }
 
-/* Asynchronous copies (cp.async, 8 bytes; zero-filled when !valid) of the next chunk's 16-bit k or q rows
-   into a staging area [C][DKP] of shared memory while the current chunk computes; each thread later
-   reads back exactly the elements it copied (tc_issue_rows's mapping), so a wait of its own copies
-   suffices. */
-__device__ __forceinline__ void cp_async8(void *sdst, const void *gsrc, bool valid)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(sdst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(d), "l"(gsrc), "r"(valid ? 8 : 0) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all()
-{
-    asm volatile("cp.async.wait_all;" ::: "memory");
-}
-
-template <int DKP>
-__device__ __forceinline__ void tc_async_rows(const gdn_cuda_params &P, const void *base, const int64_t *st, int64_t b,
-                                              int64_t tc, int nt, int hk, unsigned short *stage)
-{
-    constexpr int NV = TC_C * DKP / 4 / TC_THREADS;
-#pragma unroll
-    for (int u = 0; u < NV; u++) {
-        const int e = threadIdx.x + u * TC_THREADS, t = e / (DKP / 4), c = 4 * (e % (DKP / 4));
-        const bool valid = t < nt && c < P.Dk;
-        const unsigned short *src = (const unsigned short *)base;
-        if (valid)
-            src += b * st[0] + (tc + t) * st[1] + (int64_t)hk * st[2] + c;
-        cp_async8(stage + t * DKP + c, src, valid);
-    }
-}
-
-/* The staged rows back into the registers of tc_store_rows (16-bit: the low 8 bytes of each uint4). */
-template <int DKP>
-__device__ __forceinline__ void tc_staged_rows(const unsigned short *stage, uint4 (&raw)[TC_C * DKP / 4 / TC_THREADS])
-{
-    constexpr int NV = TC_C * DKP / 4 / TC_THREADS;
-#pragma unroll
-    for (int u = 0; u < NV; u++) {
-        const int e = threadIdx.x + u * TC_THREADS, t = e / (DKP / 4), c = 4 * (e % (DKP / 4));
-        const uint2 r = *(const uint2 *)(stage + t * DKP + c);
-        raw[u] = make_uint4(r.x, r.y, 0u, 0u);
-    }
-}
-
 #ifdef GDN_TC_PROF /* measurements only: cycles per phase of CTA (0, 0), printed at its end */
 #define TC_MARK(k)                                                                                            \
     do {                                                                                                      \
@@ -318,10 +270,6 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
     float *Tm = Pm + TC_C * LDA;   /* [C][LDA] the diagonal blocks' inverses */
     float *lc = Tm + TC_C * LDA;   /* [C] log decays, then their running sums c_t */
     float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C, *cf = gam + TC_C;
-    unsigned short *Kst = (unsigned short *)(cf + 3 * TC_C); /* [C][DKP] staged 16-bit k rows, then q rows */
-    unsigned short *Qst = Kst + TC_C * DKP;
-    /* 16-bit q and k rows as vectors: copied asynchronously a chunk ahead */
-    const bool async = P.qk_vec && P.dtype != GDN_DTYPE_F32;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const int tiles = (P.Dv + TC_R - 1) / TC_R;
@@ -362,12 +310,6 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                 }
         }
 
-        if (async && t1 > t0) { /* the first chunk's rows */
-            const int nt0 = (int)(t1 - t0 < TC_C ? t1 - t0 : TC_C);
-            tc_async_rows<DKP>(P, P.k, P.ks, b, t0, nt0, hk, Kst);
-            tc_async_rows<DKP>(P, P.q, P.qs, b, t0, nt0, hk, Qst);
-            cp_async_commit();
-        }
         for (int64_t tc = t0; tc < t1; tc += TC_C) {
             const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
             __syncthreads(); /* the previous chunk is done with every buffer; the state tile is written */
@@ -390,23 +332,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
             {
                 constexpr int NVV = TC_C * TC_R / TC_THREADS;
                 unsigned vraw[NVV];
-                if (async) {
-                    uint4 kr[TC_C * DKP / 4 / TC_THREADS], qr[TC_C * DKP / 4 / TC_THREADS];
-                    cp_async_wait_all();
-                    TC_MARK(6);
-                    tc_staged_rows<DKP>(Kst, kr);
-                    tc_staged_rows<DKP>(Qst, qr);
-                    tc_issue_v(P, b, tc, nt, h, r0, rows, vraw);
-                    if (tc + TC_C < t1) { /* the next chunk's rows, while this one computes */
-                        const int nn = (int)(t1 - tc - TC_C < TC_C ? t1 - tc - TC_C : TC_C);
-                        tc_async_rows<DKP>(P, P.k, P.ks, b, tc + TC_C, nn, hk, Kst);
-                        tc_async_rows<DKP>(P, P.q, P.qs, b, tc + TC_C, nn, hk, Qst);
-                        cp_async_commit();
-                    }
-                    tc_store_rows<DKP>(P, kr, Ks, ksc, 1.0f);
-                    tc_store_rows<DKP>(P, qr, Qs, qsc, P.scale);
-                    TC_MARK(7);
-                } else if (P.qk_vec) {
+                if (P.qk_vec) {
                     uint4 kr[TC_C * DKP / 4 / TC_THREADS], qr[TC_C * DKP / 4 / TC_THREADS];
                     tc_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, kr);
                     tc_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, qr);
@@ -441,14 +367,12 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                                                           (int64_t)r0 * P.vs[3]) * esz;
                     const char *gr = (const char *)P.g + (b * P.gs[0] + tt * P.gs[1] + (int64_t)h * P.gs[2]) * gsz;
                     const char *br = (const char *)P.beta + (b * P.bs[0] + tt * P.bs[1] + (int64_t)h * P.bs[2]) * gsz;
-                    if (!async) {
-                        asm volatile("prefetch.global.L2 [%0];" ::"l"(kr));
-                        asm volatile("prefetch.global.L2 [%0];" ::"l"(qr));
-                    }
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(kr));
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(qr));
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(vr));
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(gr));
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(br));
-                    if (!async && P.ks[3] == 1 && Dk * esz > 128) {
+                    if (P.ks[3] == 1 && Dk * esz > 128) {
                         asm volatile("prefetch.global.L2 [%0];" ::"l"(kr + 128));
                         asm volatile("prefetch.global.L2 [%0];" ::"l"(qr + 128));
                     }
@@ -694,8 +618,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
 #ifdef GDN_TC_PROF
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
         printf("tc prof (cycles, CTA 0 thread 0): update+wait %lld load %lld norms %lld products+inverses %lld "
-               "solve %lld | in load: to the copies' wait %lld, staging and stores %lld, v and gates %lld\n", prof_[0],
-               prof_[1], prof_[2], prof_[3], prof_[5], prof_[6], prof_[7], prof_[8]);
+               "solve %lld | in load: to the gates %lld\n", prof_[0], prof_[1], prof_[2], prof_[3], prof_[5], prof_[8]);
 #endif
 }
 
