@@ -78,13 +78,17 @@ static double now(void)
 
 static double worst_out, worst_state, worst_cap;
 
-static int run_case(gdn_check_case *c, const char *what, size_t i)
+/* Run one case on the backend under test; counts it, prints a failure, keeps the worst passing errors;
+   the result in *res when res is not NULL. */
+static int run_case_r(gdn_check_case *c, const char *what, size_t i, gdn_check_result *res)
 {
     gdn_check_result r;
     c->backend = g_backend;
     c->isa = GDN_ISA_AUTO;
     c->threads = 0;
     gdn_check_run(c, &r);
+    if (res)
+        *res = r;
     g_run++;
     if (!r.pass) {
         char d[600];
@@ -100,6 +104,11 @@ static int run_case(gdn_check_case *c, const char *what, size_t i)
     if (r.capture_err > worst_cap)
         worst_cap = r.capture_err;
     return 1;
+}
+
+static int run_case(gdn_check_case *c, const char *what, size_t i)
+{
+    return run_case_r(c, what, i, NULL);
 }
 
 /* --- 1. the conformance suite ---------------------------------------------------------------- */
@@ -318,23 +327,13 @@ static void run_matrix(int count)
 
 /* --- 3b. the tensor-core chunked kernel (chunked_tc.cuh) -------------------------------------- */
 
-/* One chunked case at the bf16-product tolerance; prints its errors when `show`. */
+/* One chunked case (at the tolerance of the kernel that runs); prints its errors when `show`. */
 static int run_tc_case(gdn_check_case *c, const char *what, size_t i, int show)
 {
     gdn_check_result r;
-    c->backend = g_backend;
-    c->isa = GDN_ISA_AUTO;
-    c->threads = 0;
     const double t0 = now();
-    gdn_check_run(c, &r);
-    g_run++;
-    if (!r.pass) {
-        char d[600];
-        gdn_check_describe(c, d, sizeof d);
-        printf("FAIL %s #%zu %s: %s\n", what, i, d, r.message);
-        g_failed++;
+    if (!run_case_r(c, what, i, &r))
         return 0;
-    }
     if (show)
         printf("  %s: out rel RMS %.2e, final state %.2e (%.1f s)\n", what, r.out_err, r.state_err, now() - t0);
     return 1;
