@@ -12,8 +12,16 @@
  *      The suite's chunked block (problem.algo = CHUNKED, T around the chunk boundaries) runs the CUDA
  *      chunked kernel (chunked.cuh) where it applies (no capture, Dk <= 128), the token loop elsewhere;
  *   2. a random matrix over the same parameters with T in {1, 2, 4, 15, 64, 65}, head ratios 1-4
- *      (3 included) and algo auto / recurrent / chunked, plus the Qwen3.6 layer shapes (decode,
- *      verify with capture);
+ *      (3 included), algo auto / recurrent / chunked and precision default / f32 / bf16, plus the
+ *      Qwen3.6 layer shapes (decode, verify with capture) and the fast path's shapes (default slots,
+ *      slot arrays in place and moved);
+ *   3b. the tensor-core chunked kernel (chunk_tf32__cuda_mma, the default precision with algo CHUNKED or
+ *      AUTO from 64 tokens): the Qwen3.6 layer at T = 4096 (model, slow and fast decay; the errors are
+ *      printed: issue 5's bar is 4e-3), then 120 drawn cases at chunk-boundary lengths (1, 2, 63..65,
+ *      127..129, 200), packed batches with empty, 1-token and boundary-length sequences, Dk and Dv from 3
+ *      to 128, every dtype, gate, head map, layout, pool and view, at the tolerance of the kernel that
+ *      runs (the check's bf16-product tolerance); the suite's chunked cases also run with the other
+ *      precision (F32 <-> DEFAULT), so both CUDA chunked kernels see the whole block;
  *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check; token loop
  *      and chunked kernel) and
  *      3000 sequences of the Qwen3.6 shape's ratio with small heads;
