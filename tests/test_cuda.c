@@ -15,7 +15,7 @@
  *      (3 included), algo auto / recurrent / chunked and precision default / f32 / bf16, plus the
  *      Qwen3.6 layer shapes (decode, verify with capture) and the fast path's shapes (default slots,
  *      slot arrays in place and moved);
- *   3b. the tensor-core chunked kernel (chunk_tf32__cuda_mma, the default precision with algo CHUNKED or
+ *   2b. the tensor-core chunked kernel (chunk_tf32__cuda_mma, the default precision with algo CHUNKED or
  *      AUTO from 64 tokens): the Qwen3.6 layer at T = 4096 (model, slow and fast decay; the errors are
  *      printed: issue 5's bar is 4e-3), then 120 drawn cases at chunk-boundary lengths (1, 2, 63..65,
  *      127..129, 200), packed batches with empty, 1-token and boundary-length sequences, Dk and Dv from 3
@@ -333,7 +333,7 @@ static void run_matrix(int count)
 
 /* --- 3. large batches --------------------------------------------------------------------- */
 
-/* --- 3b. the tensor-core chunked kernel (chunked_tc.cuh) -------------------------------------- */
+/* --- 2b. the tensor-core chunked kernel (chunked_tc.cuh) -------------------------------------- */
 
 /* One chunked case (at the tolerance of the kernel that runs); prints its errors when `show`. */
 static int run_tc_case(gdn_check_case *c, const char *what, size_t i, int show)
