@@ -19,6 +19,7 @@
 #include "check/check.h"
 #include "check/rng.h"
 #include "cpu/chunked.h"
+#include "cuda/cuda_backend.h" /* GDN_CUDA_CHUNK_MIN_TOKENS (no CUDA header needed) */
 #include "core/dtype.h"
 #include "devmem.h"
 #include "machine.h"
@@ -884,13 +885,22 @@ static int bench_cuda(bench_env *env, const bench_opts *o, const bench_case *cas
         printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32\n",
                gdn_version_string(), env->model_name, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
                tool_dtype_names[p->dtype]);
-        printf("backend cuda: %s, token-loop kernel, state pools updated in place\n", env->device);
+        gdn_problem pc = *p;
+        pc.algo = GDN_ALGO_CHUNKED;
+        printf("backend cuda: %s, kernels %s (token loop) and %s (chunked, precision %s), algo %s%s, state pools "
+               "updated in place\n",
+               env->device, gdn_context_kernel_name(env->ctx, p->k_dim), gdn_context_kernel_for(env->ctx, &pc, 4096, 0),
+               tool_precision_names[p->precision], env->algo,
+               p->algo == GDN_ALGO_AUTO && p->precision != GDN_PRECISION_F32
+                   ? " (chunked from " STR(GDN_CUDA_CHUNK_MIN_TOKENS) " tokens per sequence at Dk <= 128, without capture)"
+                   : "");
         printf("device (measured now): device-to-device copy %.1f GB/s (read + written)\n", env->mem.gbytes_per_s);
         printf("times: CUDA graph replay (one call per state pool in a graph), 20 replays warm-up, median per call\n");
         printf("decode/verify rotate over state pools of >= 256 MiB in all (the state comes from HBM); --warm reuses one\n");
         printf("rel_err: relative RMS vs the float64 reference on the host (output in f32, final state, captures);"
-               " whole case when B*T <= %d, else first min(B,%d) sequences x first %d tokens; limit %.0e\n",
-               CHECK_TOKENS, CHECK_SEQS, CHECK_TOKENS, rel_err_limit(env->ctx, p, 0));
+               " whole case when B*T <= %d, else first min(B,%d) sequences x first %d tokens; limit %.0e (%.0e for"
+               " tensor-core or bf16 products)\n",
+               CHECK_TOKENS, CHECK_SEQS, CHECK_TOKENS, REL_ERR_LIMIT, REL_ERR_LIMIT_BF16);
         printf("\n%-8s %5s %6s %12s %12s %8s %9s %6s %6s %9s  %s\n", "op", "B", "T", "median_us", "tokens/s", "GB/s",
                "GFLOP/s", "%FMA", "%BW", "rel_err", "check");
     }
