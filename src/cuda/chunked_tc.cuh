@@ -16,16 +16,24 @@
  * The solve is blockwise over 16-token blocks b = 0..3: T_bb = (I + A_bb)^-1 by substitution (one
  * thread per column, f32), then D_b = T_bb (R_b + sum_{k<b} L_bk D_k) as tensor-core products.
  *
- * Products: mma.sync m16n8k8 with tf32 operands (round to nearest) and f32 accumulation; every
- * operand is staged in shared memory as f32. The state is kept in f32 in the registers of warps 0-3
- * (accumulator fragments, across chunks) and copied to shared memory for the next chunk's products.
+ * Products: mma.sync m16n8k8 with tf32 operands and f32 accumulation. Every operand is staged in
+ * shared memory as f32 already rounded to tf32 (nearest), once, where it is written, so fragment loads
+ * convert nothing; products over Dk read the pair of k-indices (t, t + 4) of a fragment from columns
+ * (2t, 2t + 1), one 8-byte load (the summation index permuted alike in both operands). The state is kept
+ * in f32 in the registers of warps 0-3 (accumulator fragments, across chunks) and copied to shared
+ * memory (rounded) for the next chunk's products.
  *
  * Decomposition: one CTA of TC_THREADS = 256 threads (8 warps) per (sequence, value head, tile of
  * TC_R = 32 state rows); grid (Hv * ceil(Dv / TC_R), min(N, 65535)), a CTA taking sequences n, n +
- * 65535, ... It walks its sequence's chunks in order. Per chunk: inputs to shared memory (the next
- * chunk's rows prefetched into L2), norms and gates, then warps 0-3 form K^ K^T and K^ S^T and warps
- * 4-7 Q^ K^T and Q^ S^T (16 tokens each), each key warp then inverting its diagonal block; the blockwise solve
- * (warps 0-3, 8 columns of D each); outputs (warps 4-7) and the state update (warps 0-3).
+ * 65535, ... It walks its sequence's chunks in order. Per chunk: inputs to shared memory, every load of
+ * a thread issued before its first store, the rows' norms by one transposed shuffle reduction as they
+ * are stored (the next chunk's rows prefetched into L2); the gates' running sums; then warps 0-3 form
+ * K^ K^T and K^ S^T and warps 4-7 Q^ K^T and Q^ S^T (16 tokens each; the query warps take the blocks in
+ * reverse, so each scheduler gets one long and one short row of the triangle), each key warp then
+ * inverting the diagonal block of the rows it wrote; the blockwise solve (warps 0-3, 8 columns of D
+ * each); outputs (warps 4-7) and the state update (warps 0-3).
+ * H200, Qwen3.6 layer, B=1 T=4096: 0.86 ms (docs/PERF.md); the per-chunk chain, not the tensor cores,
+ * bounds it (docs/DESIGN.md has the measurements and the plan past it).
  *
  * Assumptions: no capture, Dk <= 128 (zero-padded to 32, 64 or 128), any Dv (tiles masked), strides,
  * dtypes, head maps, slots and varlen (the helpers of recurrent.cu). Gate values must give decays in
