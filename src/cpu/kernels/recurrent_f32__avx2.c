@@ -32,33 +32,11 @@
 #include <stdint.h>
 
 #include "cpu/recurrent.h"
+#include "cpu/kernels/transpose_avx2.h"
 
 #define GDN_AI static inline __attribute__((always_inline))
 
 enum { LANES = 8, NACC = 4, MAX_DK = 256 };
-
-/* In-register 8x8 transpose: m[i] holds row i on entry, column i on exit. */
-GDN_AI void transpose8(__m256 m[8])
-{
-    __m256 t[8], u[8];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(m[i], m[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(m[i], m[i + 1]);
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; i += 4) {
-        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < 4; i++) {
-        m[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-        m[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-    }
-}
 
 /* Transpose st[j0..j0+8) back to rows and store the first R rows at dst + i*stride + j0. */
 GDN_AI void store_tile(const __m256 *st, int j0, int R, float *dst, int64_t stride)
