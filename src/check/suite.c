@@ -274,6 +274,17 @@ static size_t emit(gdn_check_case *cases, size_t max, size_t n, const gdn_check_
     return n + 1;
 }
 
+/* A parameter vector for covering one value the clamps removed: every parameter drawn, then one
+ * key head, the first dimensions and the length index t (the caller sets the value it covers). */
+static void draw_around(builder *b, int v[P_COUNT], int t)
+{
+    for (int q = 0; q < P_COUNT; q++)
+        v[q] = draw(b, q);
+    v[P_HK] = 0;
+    v[P_DIMS] = 0;
+    v[P_T] = t;
+}
+
 /* A case of the chunked block: v as drawn, algo forced to CHUNKED, no capture, T around the chunk
  * boundaries (ts), the given precision. */
 static void make_chunked(gdn_check_case *c, int *v, gdn_isa isa, gdn_rng *rng, double budget, double long_budget,
@@ -325,11 +336,7 @@ static size_t chunked_block(gdn_check_case *cases, size_t max, size_t n, gdn_isa
                 continue;
             int v[P_COUNT];
             gdn_check_case c;
-            for (int q = 0; q < P_COUNT; q++)
-                v[q] = draw(&b, q);
-            v[P_HK] = 0;
-            v[P_DIMS] = 0;
-            v[P_T] = 7; /* 2C + 1 */
+            draw_around(&b, v, 7); /* 2C + 1 */
             v[p] = x;
             make_chunked(&c, v, isa, &b.rng, budget, long_budget, ts, prec);
             n = emit(cases, max, n, &c);
@@ -459,11 +466,7 @@ size_t gdn_check_suite(gdn_check_case *cases, size_t max, int quick)
                     continue;
                 int v[P_COUNT];
                 gdn_check_case c;
-                for (int q = 0; q < P_COUNT; q++)
-                    v[q] = draw(&b, q);
-                v[P_HK] = 0;
-                v[P_DIMS] = 0;
-                v[P_T] = 5; /* 17 */
+                draw_around(&b, v, 5); /* 17 */
                 v[P_CAP] = v[P_CAP] == 1 ? 0 : v[P_CAP];
                 v[p] = x;
                 make_case(&c, v, isa, &b.rng, TS);
