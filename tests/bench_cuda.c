@@ -191,6 +191,20 @@ static gdn_context *make_ctx(void *stream)
     return ctx;
 }
 
+/* Every case of cs[0 .. n) on a context made now (so the environment's tuning settings apply): how many
+   did not run, or -1 without a context. */
+static int run_all(void *stream, const bcase *cs, size_t n, int reps, double copy_bw)
+{
+    gdn_context *ctx = make_ctx(stream);
+    if (!ctx)
+        return -1;
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += !run(ctx, &cs[i], reps, copy_bw);
+    gdn_context_destroy(ctx);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0, sweep = 0, fast_sweep = 0, j_sweep = 0;
@@ -278,12 +292,12 @@ int main(int argc, char **argv)
             snprintf(env, sizeof env, "%d", rpt);
             setenv("GDN_CUDA_RPT", env, 1);
             printf("-- GDN_CUDA_RPT=%d\n", rpt);
-            ctx = make_ctx(stream);
-            if (!ctx)
-                return 1;
-            for (size_t i = 0; i < sizeof SW / sizeof SW[0]; i++)
-                bad += !run(ctx, &SW[i], reps, copy_bw);
-            gdn_context_destroy(ctx);
+            {
+                const int nb = run_all(stream, SW, sizeof SW / sizeof SW[0], reps, copy_bw);
+                if (nb < 0)
+                    return 1;
+                bad += nb;
+            }
         }
         unsetenv("GDN_CUDA_RPT");
         /* without programmatic dependent launches (plain stream order between kernels) */
@@ -295,12 +309,12 @@ int main(int argc, char **argv)
         };
         setenv("GDN_CUDA_PDL", "0", 1);
         printf("-- GDN_CUDA_PDL=0\n");
-        ctx = make_ctx(stream);
-        if (!ctx)
-            return 1;
-        for (size_t i = 0; i < sizeof NP / sizeof NP[0]; i++)
-            bad += !run(ctx, &NP[i], reps, copy_bw);
-        gdn_context_destroy(ctx);
+        {
+            const int nb = run_all(stream, NP, sizeof NP / sizeof NP[0], reps, copy_bw);
+            if (nb < 0)
+                return 1;
+            bad += nb;
+        }
         unsetenv("GDN_CUDA_PDL");
     }
     if (fast_sweep) {
@@ -321,12 +335,12 @@ int main(int argc, char **argv)
             setenv("GDN_CUDA_FAST", MODES[m][0], 1);
             setenv("GDN_CUDA_FAST_LPR", MODES[m][1], 1);
             printf("-- GDN_CUDA_FAST=%s GDN_CUDA_FAST_LPR=%s\n", MODES[m][0], MODES[m][1]);
-            ctx = make_ctx(stream);
-            if (!ctx)
-                return 1;
-            for (size_t i = 0; i < sizeof FS / sizeof FS[0]; i++)
-                bad += !run(ctx, &FS[i], quick ? 30 : 100, copy_bw);
-            gdn_context_destroy(ctx);
+            {
+                const int nb = run_all(stream, FS, sizeof FS / sizeof FS[0], quick ? 30 : 100, copy_bw);
+                if (nb < 0)
+                    return 1;
+                bad += nb;
+            }
         }
         unsetenv("GDN_CUDA_FAST");
         unsetenv("GDN_CUDA_FAST_LPR");
@@ -348,12 +362,12 @@ int main(int argc, char **argv)
             setenv("GDN_CUDA_FAST_J", MODES[m][0], 1);
             setenv("GDN_CUDA_FAST_LPR", MODES[m][1], 1);
             printf("-- GDN_CUDA_FAST_J=%s GDN_CUDA_FAST_LPR=%s\n", MODES[m][0], MODES[m][1]);
-            ctx = make_ctx(stream);
-            if (!ctx)
-                return 1;
-            for (size_t i = 0; i < sizeof JS / sizeof JS[0]; i++)
-                bad += !run(ctx, &JS[i], quick ? 30 : 100, copy_bw);
-            gdn_context_destroy(ctx);
+            {
+                const int nb = run_all(stream, JS, sizeof JS / sizeof JS[0], quick ? 30 : 100, copy_bw);
+                if (nb < 0)
+                    return 1;
+                bad += nb;
+            }
         }
         unsetenv("GDN_CUDA_FAST");
         unsetenv("GDN_CUDA_FAST_J");

@@ -269,7 +269,8 @@ __global__ void __launch_bounds__(CT) chunk_prefill_kernel(const __grid_constant
     }
 }
 
-/* Does the call take the chunked kernel? CHUNKED asked, no capture, Dk <= CK_DKMAX. */
+/* Does the call take a chunked kernel (either: both take Dk <= CK_DKMAX)? The chunked algorithm chosen, no
+   capture, Dk <= CK_DKMAX. */
 static bool chunk_applies(int algo_chunked, int capture, int k_dim)
 {
     return algo_chunked && !capture && k_dim <= CK_DKMAX;
@@ -287,25 +288,36 @@ const char *gdn_cuda_chunked_name(int algo_chunked, int capture, int k_dim, int 
     return tc ? "chunk_tf32__cuda_mma" : "chunk_f32__cuda";
 }
 
-static cudaError_t launch_chunk_prefill(gdn_cuda_params p, cudaLaunchConfig_t cfg)
+/* The padded key dimension a chunked kernel is compiled for. */
+static int chunk_dkp(int dk)
 {
-    const int dkp = p.Dk <= 32 ? 32 : p.Dk <= 64 ? 64 : 128;
-    const size_t smem = (size_t)ck_smem_floats(dkp) * sizeof(float);
-    const void *fn = dkp == 32 ? (const void *)chunk_prefill_kernel<32>
-                     : dkp == 64 ? (const void *)chunk_prefill_kernel<64>
-                                 : (const void *)chunk_prefill_kernel<128>;
-    cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    return dk <= 32 ? 32 : dk <= 64 ? 64 : 128;
+}
+
+typedef void (*chunk_kernel_fn)(gdn_cuda_params);
+
+/* Launch a chunked kernel: `smem` bytes of dynamic shared memory, CTAs of `threads`, one per (value head,
+   tile of `rows` state rows) and sequence (grid rows up to 65535; a CTA loops over the rest). */
+static cudaError_t launch_chunk(gdn_cuda_params p, cudaLaunchConfig_t cfg, chunk_kernel_fn fn, size_t smem,
+                                int threads, int rows)
+{
+    cudaError_t e = cudaFuncSetAttribute((const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
-    cfg.blockDim = dim3(CT, 1, 1);
-    cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + CR - 1) / CR)), (unsigned)(p.N < 65535 ? p.N : 65535), 1);
+    cfg.blockDim = dim3((unsigned)threads, 1, 1);
+    cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + rows - 1) / rows)), (unsigned)(p.N < 65535 ? p.N : 65535), 1);
     cfg.dynamicSmemBytes = smem;
     p.early_trigger = 0;
-    if (dkp == 32)
-        return cudaLaunchKernelEx(&cfg, chunk_prefill_kernel<32>, p);
-    if (dkp == 64)
-        return cudaLaunchKernelEx(&cfg, chunk_prefill_kernel<64>, p);
-    return cudaLaunchKernelEx(&cfg, chunk_prefill_kernel<128>, p);
+    return cudaLaunchKernelEx(&cfg, fn, p);
+}
+
+static cudaError_t launch_chunk_prefill(gdn_cuda_params p, cudaLaunchConfig_t cfg)
+{
+    const int dkp = chunk_dkp(p.Dk);
+    const chunk_kernel_fn fn = dkp == 32   ? chunk_prefill_kernel<32>
+                               : dkp == 64 ? chunk_prefill_kernel<64>
+                                           : chunk_prefill_kernel<128>;
+    return launch_chunk(p, cfg, fn, (size_t)ck_smem_floats(dkp) * sizeof(float), CT, CR);
 }
 
 #endif

@@ -45,7 +45,6 @@
 #define TC_C 64          /* tokens per chunk */
 #define TC_R 32          /* state rows per CTA */
 #define TC_THREADS 256   /* 8 warps */
-#define TC_DKMAX 128     /* largest Dk this kernel takes */
 #define TC_LOGMIN -80.0f /* log decays are clamped here (exp(-80) ~ 2e-35: a decay of 0 in effect) */
 
 __host__ __device__ constexpr int tc_ldk(int dkp)
@@ -296,7 +295,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
     if (P.checked && __ldcg(&P.words->call_error))
         return;
 #ifdef GDN_TC_PROF
-    long long prof_[10] = {0}, last_ = clock64(); /* prof_[4]: unused */
+    long long prof_[6] = {0}, last_ = clock64();
 #endif
     for (int64_t n = blockIdx.y; n < P.N; n += gridDim.y) {
         int64_t b, t0, t1;
@@ -363,7 +362,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                 if (tid < nt)
                     l = gate_logdecay(P, h, gv, &be);
                 lc[tid] = l;
-                TC_MARK(8);
+                TC_MARK(5);
                 bet[tid] = tid < nt ? be : 0.f;
             } else if (tid < 2 * TC_C) { /* the next chunk's rows and gates into L2 */
                 const int64_t tt = tc + TC_C + (tid - TC_C);
@@ -557,7 +556,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                 }
             }
             __syncthreads();
-            TC_MARK(5);
+            TC_MARK(4);
             if (!upd) {
                 /* outputs: O = diag(gam) Q^ S^T + P D, rows 16 mt .. */
                 for (int k0 = 0; k0 < 16 * (mt + 1); k0 += 8) {
@@ -626,29 +625,15 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
 #ifdef GDN_TC_PROF
     if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
         printf("tc prof (cycles, CTA 0 thread 0): update+wait %lld load %lld norms %lld products+inverses %lld "
-               "solve %lld | in load: to the gates %lld\n", prof_[0], prof_[1], prof_[2], prof_[3], prof_[5], prof_[8]);
+               "solve %lld | in load: to the gates %lld\n", prof_[0], prof_[1], prof_[2], prof_[3], prof_[4], prof_[5]);
 #endif
 }
 
 static cudaError_t launch_chunk_tc(gdn_cuda_params p, cudaLaunchConfig_t cfg)
 {
-    const int dkp = p.Dk <= 32 ? 32 : p.Dk <= 64 ? 64 : 128;
-    const size_t smem = (size_t)tc_smem_floats(dkp) * sizeof(float);
-    const void *fn = dkp == 32 ? (const void *)chunk_tc_kernel<32>
-                     : dkp == 64 ? (const void *)chunk_tc_kernel<64>
-                                 : (const void *)chunk_tc_kernel<128>;
-    cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess)
-        return e;
-    cfg.blockDim = dim3(TC_THREADS, 1, 1);
-    cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + TC_R - 1) / TC_R)), (unsigned)(p.N < 65535 ? p.N : 65535), 1);
-    cfg.dynamicSmemBytes = smem;
-    p.early_trigger = 0;
-    if (dkp == 32)
-        return cudaLaunchKernelEx(&cfg, chunk_tc_kernel<32>, p);
-    if (dkp == 64)
-        return cudaLaunchKernelEx(&cfg, chunk_tc_kernel<64>, p);
-    return cudaLaunchKernelEx(&cfg, chunk_tc_kernel<128>, p);
+    const int dkp = chunk_dkp(p.Dk);
+    const chunk_kernel_fn fn = dkp == 32 ? chunk_tc_kernel<32> : dkp == 64 ? chunk_tc_kernel<64> : chunk_tc_kernel<128>;
+    return launch_chunk(p, cfg, fn, (size_t)tc_smem_floats(dkp) * sizeof(float), TC_THREADS, TC_R);
 }
 
 #endif
