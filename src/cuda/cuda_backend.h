@@ -49,7 +49,7 @@ gdn_status gdn_conv_plan_make_device(gdn_conv_plan *plan, const gdn_conv_problem
 gdn_status gdn_cuda_synchronize(gdn_cuda_context *c, char *err, size_t err_len);
 
 /* AUTO's crossover on CUDA: the tensor-core chunked kernel from this many tokens per sequence (the
- * call's T, or its total over the sequences for a packed batch) when the products may run on tensor
+ * call's T, or for a packed batch its total over the number of sequences) when the products may run on tensor
  * cores (problem.precision not F32); below, and with F32, the token loop (H200: docs/PERF.md). */
 #define GDN_CUDA_CHUNK_MIN_TOKENS 64
 static inline int gdn_cuda_chunk_chosen(gdn_algo algo, int tc, int64_t tokens_per_seq)

@@ -15,7 +15,8 @@
  *
  * Decomposition: one 128-thread CTA per (sequence n, value head h, J consecutive tiles of ROWS rows):
  * grid (Hv * TILES / J, N), no division (TILES and J are powers of two). J = 1 while the grid is
- * small (latency); at large batch the launch picks J = 2 .. 8 (at least 16 CTAs per SM left), and the
+ * small (latency); at large batch the launch picks J up to 2 (decode) or 4 (multi-token calls) while at
+ * least 4 CTAs per SM remain (GDN_CUDA_FAST_J forces 1 .. 8), and the
  * CTA prefetches all its J tiles into L2 at its start, stages q, k and the gates once for all of them,
  * and loads tile j + 1's rows into registers while tile j's tokens run, so the HBM stream does not
  * stop for the arithmetic. FL lanes share a row; lane

@@ -92,7 +92,7 @@ typedef struct gdn_cuda_params {
     int checked;   /* a check kernel ran first: wait for it (PDL) and obey words->call_error */
     int early_trigger; /* let the next kernel in the stream launch at once */
     int fast_jlog;     /* fast path: log2 of the state tiles each CTA walks (fast.cuh) */
-    int algo_chunked;  /* problem.algo = CHUNKED: the chunked kernel where it applies (chunked.cuh) */
+    int algo_chunked;  /* the chunked algorithm chosen (gdn_cuda_chunk_chosen): the chunked kernel where it applies */
     int chunk_tc;      /* the chunked kernel on tensor cores (problem.precision BF16, the CUDA default;
                           chunked_tc.cuh), else the f32 one (precision F32; chunked.cuh) */
     gdn_cuda_words *words;

@@ -1282,7 +1282,8 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
        started (each triggers at its start), and waits for this grid's completion before it reads */
     p.early_trigger = pdl;
 
-    /* problem.algo = CHUNKED: the chunked kernel (chunked.cuh) where it applies, else the token loop */
+    /* the chunked algorithm chosen (CHUNKED, or AUTO past its crossover): a chunked kernel (chunked.cuh,
+       chunked_tc.cuh) where it applies, else the token loop */
     if (chunk_prefill_ok(&p)) {
         p.qk_vec = qk_vec_ok(&p);
         return p.chunk_tc ? launch_chunk_tc(p, cfg) : launch_chunk_prefill(p, cfg);
