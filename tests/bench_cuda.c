@@ -12,8 +12,9 @@
  * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--j-sweep] [--one B T]   (exit 0 when every case ran)
  * --fast-sweep: the decode and verify cases on the general kernels (GDN_CUDA_FAST=0) and on the fast
  * path forced (GDN_CUDA_FAST=1) with 8, 16 and 32 lanes per state row (GDN_CUDA_FAST_LPR; plus 200:
- * decode through the staged kernel). --j-sweep: the large-batch decode and verify cases with the fast
- * path's CTAs walking 1, 2, 4 and 8 state tiles (GDN_CUDA_FAST_J), at 8 and 16 lanes per row.
+ * decode through the staged kernel; 2: multi-token calls on fast_pairs_kernel, two rows per thread).
+ * --j-sweep: the large-batch decode and verify cases with the fast path's CTAs walking 1, 2, 4 and 8
+ * state tiles (GDN_CUDA_FAST_J), at 8 and 16 lanes per row, and 1, 2, 4 tiles on fast_pairs_kernel.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -330,7 +331,8 @@ int main(int argc, char **argv)
         };
         /* lanes per row 8, 16, 32; plus 200: decode through the staged kernel (fast_kernel) rather
            than fast1_kernel (multi-token calls always take fast_kernel) */
-        static const char *MODES[][2] = {{"0", "0"}, {"1", "208"}, {"1", "216"}, {"1", "8"}, {"1", "16"}, {"1", "32"}};
+        static const char *MODES[][2] = {{"0", "0"},  {"1", "208"}, {"1", "216"}, {"1", "8"},
+                                         {"1", "16"}, {"1", "32"},  {"1", "2"}};
         for (size_t m = 0; m < sizeof MODES / sizeof MODES[0]; m++) {
             setenv("GDN_CUDA_FAST", MODES[m][0], 1);
             setenv("GDN_CUDA_FAST_LPR", MODES[m][1], 1);
@@ -351,12 +353,14 @@ int main(int argc, char **argv)
             {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0},
             {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0},
             {"verify, no capture", 8, 4, GDN_CAPTURE_NONE, 0, 0},
+            {"verify, no capture", 16, 4, GDN_CAPTURE_NONE, 0, 0},
+            {"verify, no capture", 32, 4, GDN_CAPTURE_NONE, 0, 0},
             {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0},
             {"verify, no capture", 256, 4, GDN_CAPTURE_NONE, 0, 0},
             {"verify, dense capture", 64, 4, GDN_CAPTURE_DENSE, 0, 0},
         };
-        static const char *MODES[][2] = {{"1", "8"}, {"2", "8"}, {"4", "8"}, {"8", "8"},
-                                         {"1", "16"}, {"2", "16"}, {"4", "16"}, {"8", "16"}};
+        static const char *MODES[][2] = {{"1", "8"},  {"2", "8"},  {"4", "8"},  {"8", "8"}, {"1", "16"}, {"2", "16"},
+                                         {"4", "16"}, {"8", "16"}, {"1", "2"},  {"2", "2"}, {"4", "2"}};
         setenv("GDN_CUDA_FAST", "1", 1);
         for (size_t m = 0; m < sizeof MODES / sizeof MODES[0]; m++) {
             setenv("GDN_CUDA_FAST_J", MODES[m][0], 1);

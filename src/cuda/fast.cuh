@@ -121,49 +121,17 @@ __device__ __forceinline__ void fast_store_rows(float *base, int off, int lr, co
         dst[i * FL + lr] = s[i];
 }
 
-/* D, FL: see above. MULTI: T in 1 .. FAST_TMAX (else T = 1). IN: 0 f32, 1 bf16, 2 f16 inputs. CAP: dense
- * capture (MULTI only; compiled apart: the capture stores cost registers). */
-template <int D, int FL, bool MULTI, int IN, bool CAP>
-__global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_constant__ gdn_cuda_params P)
+/* Stage the T tokens' q and k (as f32) into qsm / ksm [T][D] and their coefficients into coef [T][8] =
+ * { -(beta decay ksc), decay qsc, k.q qsc ksc, ksc, decay, beta, qsc, 0 } (qsc, ksc: the norms' scales
+ * with the attention scale in qsc): G = D / 8 lanes per token each load 8 elements of q_t and k_t
+ * (16-byte vectors), reduce |q|^2, |k|^2, k.q over the group (xor shuffles); the group's first lane
+ * also loads g_t and beta_t. Called by every thread of the CTA (FAST_THREADS); the caller syncs. */
+template <int D, int IN>
+__device__ __forceinline__ void fast_stage_qk(const gdn_cuda_params &P, int T, size_t tok0, int hk, int h, float *qsm,
+                                              float *ksm, float *coef)
 {
-    constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
-    constexpr int G = D / 8, TM = MULTI ? FAST_TMAX : 1;
-    static_assert(KV >= 1 && TILES >= 1 && G <= 32, "fast_kernel: bad D / FL");
-    __shared__ __align__(16) float qsm[TM * D];
-    __shared__ __align__(16) float ksm[TM * D];
-    __shared__ __align__(16) float coef[TM * 8];
-    __shared__ float vsm[TM * ROWS << FAST_JLOG_MAX];
-
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
-    /* this CTA walks the J = 2^jl consecutive tiles tile0 .. tile0 + J - 1 of head h */
-    const int jl = P.fast_jlog, J = 1 << jl, cl = ilog2c(TILES) - jl; /* 2^cl CTAs per head */
-    const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
-    const int T = MULTI ? (int)P.T : 1, Hv = P.Hv;
-    const int rr = warp * RPW + lane / FL; /* this thread's row within a tile */
-    float *tp, *wp; /* the tiles read and written */
-    fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
-
-    if (P.early_trigger)
-        grid_dependency_trigger();
-    if (lane == 0 && tp) /* a quarter of the CTA's J * ROWS contiguous rows into L2 per warp, while earlier work finishes */
-        prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
-    grid_dependency_wait();
-    if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
-        return;
-
-    /* the state rows, all loads at once */
-    float4 s[KV];
-    fast_load_rows<KV, FL>(tp, rr * D, lr, s);
-    const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
-    const size_t tok0 = (size_t)n * (unsigned)T; /* the sequence's first token row */
-
-    /* the J tiles' v values (the last threads: the first ones stage q and k) */
-    const int vl = ilog2c(ROWS) + jl; /* 2^vl = J * ROWS rows per token */
-    for (int i = FAST_THREADS - 1 - tid; i < T << vl; i += FAST_THREADS) {
-        const int t = i >> vl, q = i - (t << vl);
-        vsm[i] = ld1<IN>(P.v, ((tok0 + t) * Hv + h) * D + tile0 * ROWS + q);
-    }
-    /* q and k: G lanes per token, 8 elements each; norms and k.q; the group's first lane the gates */
+    constexpr int G = D / 8;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, Hv = P.Hv;
     for (int base = warp * 32; base < T * G; base += FAST_THREADS) {
         const int u = base + lane, t = u / G, j = u % G;
         const bool ok = u < T * G;
@@ -213,10 +181,55 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
                 float dec, be = braw;
                 dec = gate_decay(P, h, graw, &be);
                 *(float4 *)(coef + 8 * t) = make_float4(-(be * (dec * ksc)), dec * qsc, kq * (qsc * ksc), ksc);
-                *(float4 *)(coef + 8 * t + 4) = make_float4(dec, be, 0.f, 0.f);
+                *(float4 *)(coef + 8 * t + 4) = make_float4(dec, be, qsc, 0.f);
             }
         }
     }
+}
+
+/* D, FL: see above. MULTI: T in 1 .. FAST_TMAX (else T = 1). IN: 0 f32, 1 bf16, 2 f16 inputs. CAP: dense
+ * capture (MULTI only; compiled apart: the capture stores cost registers). */
+template <int D, int FL, bool MULTI, int IN, bool CAP>
+__global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
+    constexpr int G = D / 8, TM = MULTI ? FAST_TMAX : 1;
+    static_assert(KV >= 1 && TILES >= 1 && G <= 32, "fast_kernel: bad D / FL");
+    __shared__ __align__(16) float qsm[TM * D];
+    __shared__ __align__(16) float ksm[TM * D];
+    __shared__ __align__(16) float coef[TM * 8];
+    __shared__ float vsm[TM * ROWS << FAST_JLOG_MAX];
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
+    /* this CTA walks the J = 2^jl consecutive tiles tile0 .. tile0 + J - 1 of head h */
+    const int jl = P.fast_jlog, J = 1 << jl, cl = ilog2c(TILES) - jl; /* 2^cl CTAs per head */
+    const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
+    const int T = MULTI ? (int)P.T : 1, Hv = P.Hv;
+    const int rr = warp * RPW + lane / FL; /* this thread's row within a tile */
+    float *tp, *wp; /* the tiles read and written */
+    fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
+
+    if (P.early_trigger)
+        grid_dependency_trigger();
+    if (lane == 0 && tp) /* a quarter of the CTA's J * ROWS contiguous rows into L2 per warp, while earlier work finishes */
+        prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
+    grid_dependency_wait();
+    if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
+        return;
+
+    /* the state rows, all loads at once */
+    float4 s[KV];
+    fast_load_rows<KV, FL>(tp, rr * D, lr, s);
+    const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
+    const size_t tok0 = (size_t)n * (unsigned)T; /* the sequence's first token row */
+
+    /* the J tiles' v values (the last threads: the first ones stage q and k) */
+    const int vl = ilog2c(ROWS) + jl; /* 2^vl = J * ROWS rows per token */
+    for (int i = FAST_THREADS - 1 - tid; i < T << vl; i += FAST_THREADS) {
+        const int t = i >> vl, q = i - (t << vl);
+        vsm[i] = ld1<IN>(P.v, ((tok0 + t) * Hv + h) * D + tile0 * ROWS + q);
+    }
+    fast_stage_qk<D, IN>(P, T, tok0, hk, h, qsm, ksm, coef);
     __syncthreads();
 
     /* this row's output element of token 0 in tile 0; token t adds t * Hv * D (fits: see fast_ok),

@@ -1087,6 +1087,7 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
 }
 
 #include "cuda/fast.cuh"
+#include "cuda/fast_pairs.cuh"
 #include "cuda/chunked.cuh"
 #include "cuda/chunked_tc.cuh"
 
@@ -1200,6 +1201,43 @@ static kernel_fn pick_fast(int D, int *lpr, bool multi, int dtype, bool tiles, b
     }
 }
 
+/* fast_pairs_kernel (fast_pairs.cuh) for a multi-token call without capture, D = 128 or 256. J (state
+ * tiles per CTA): 2 from 4 (sequence, head) pairs per SM, else 4, or GDN_CUDA_FAST_J (fast_j). H200,
+ * verify T=4 at J = 1 / 2 / 4: B=16 27.9 / 28.3 / 24.2 us, B=32 52.0 / 47.5 / 47.5, B=64 98.8 / 83.1 /
+ * 86.6, B=256 369 / 285 / 319 (J = 2 matches the two buffers per warp: no tile waits on L2 prefetch). */
+static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j)
+{
+    typedef void (*pairs_fn)(gdn_cuda_params);
+    const int D = (int)p.Dk, tiles = D * D / 4096; /* TR = 4096 / D rows per tile */
+    const pairs_fn fn = D == 128 ? (p.dtype == GDN_DTYPE_F32    ? fast_pairs_kernel<128, 0>
+                                    : p.dtype == GDN_DTYPE_BF16 ? fast_pairs_kernel<128, 1>
+                                                                : fast_pairs_kernel<128, 2>)
+                                 : (p.dtype == GDN_DTYPE_F32    ? fast_pairs_kernel<256, 0>
+                                    : p.dtype == GDN_DTYPE_BF16 ? fast_pairs_kernel<256, 1>
+                                                                : fast_pairs_kernel<256, 2>);
+    static std::atomic<int> raised[6];
+    const int which = (D == 256) * 3 + (p.dtype == GDN_DTYPE_BF16 ? 1 : p.dtype == GDN_DTYPE_F16 ? 2 : 0);
+    if (!raised[which].load(std::memory_order_relaxed)) { /* the largest call's shared memory, once */
+        cudaError_t e = cudaFuncSetAttribute((const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             pairs_smem_bytes(D, FAST_TMAX, 1 << FAST_JLOG_MAX));
+        if (e != cudaSuccess)
+            return e;
+        raised[which].store(1, std::memory_order_relaxed);
+    }
+    int jlog = 0;
+    if (fast_j > 0) {
+        while ((2 << jlog) <= fast_j && (2 << jlog) <= tiles && jlog < FAST_JLOG_MAX)
+            jlog++;
+    } else {
+        jlog = p.N * p.Hv >= 4 * (int64_t)num_sms ? 1 : 2;
+    }
+    p.fast_jlog = jlog;
+    cfg.blockDim = dim3(FAST_THREADS, 1, 1);
+    cfg.gridDim = dim3((unsigned)(p.Hv * (tiles >> jlog)), (unsigned)p.N, 1);
+    cfg.dynamicSmemBytes = (size_t)pairs_smem_bytes(D, (int)p.T, 1 << jlog);
+    return cudaLaunchKernelEx(&cfg, fn, p);
+}
+
 const char *gdn_cuda_recurrent_name(int k_dim)
 {
     switch (key_vectors(k_dim)) {
@@ -1295,6 +1333,11 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
     if (fast != 0 && fast_ok(&p)) {
         gdn_cuda_fastdiv_init(&p.fd_ratio, (unsigned)p.ratio);
         gdn_cuda_fastdiv_init(&p.fd_hk, (unsigned)p.Hk);
+        /* multi-token calls without capture on wide heads from 2 (sequence, head) pairs per SM: two rows
+           per thread (fast_pairs.cuh; GDN_CUDA_FAST_LPR=2 forces it, 8, 16 or 32 asks for fast_kernel) */
+        if (p.T > 1 && p.cap_mode == GDN_CAPTURE_NONE && (p.Dk == 128 || p.Dk == 256) && !((uintptr_t)p.v & 15u) &&
+            (fast_lpr % 100 == 2 || (fast_lpr % 100 == 0 && p.N * p.Hv >= 2 * (int64_t)num_sms)))
+            return launch_fast_pairs(p, cfg, num_sms, fast_j);
         /* lanes per row: decode 16 (twice the CTAs) up to 2 (sequence, head) pairs per SM, 8 beyond;
            multi-token calls 16 (H200: decode B=1 2.50 against 3.00 us, B=256 same; verify T=4 B=64
            with 4 tiles per CTA 105.7 against 112.3 us, B=8 the same) */
