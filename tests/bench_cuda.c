@@ -14,7 +14,8 @@
  * path forced (GDN_CUDA_FAST=1) with 8, 16 and 32 lanes per state row (GDN_CUDA_FAST_LPR; plus 200:
  * decode through the staged kernel; 2: multi-token calls on fast_pairs_kernel, two rows per thread).
  * --j-sweep: the large-batch decode and verify cases with the fast path's CTAs walking 1, 2, 4 and 8
- * state tiles (GDN_CUDA_FAST_J), at 8 and 16 lanes per row, and 1, 2, 4 tiles on fast_pairs_kernel.
+ * state tiles (GDN_CUDA_FAST_J), at 8 and 16 lanes per row, and 1, 2, 4 tiles on fast_pairs_kernel
+ * (one item per CTA).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

@@ -20,7 +20,8 @@ struct gdn_cuda_context {
                                     GDN_CUDA_PDL=0 turns them off, for measurements) */
     int rpt;                     /* GDN_CUDA_RPT (tuning): rows per thread, 0 = automatic */
     int fast;                    /* GDN_CUDA_FAST (tests, tuning): -1 automatic, 0 never, 1 whenever it qualifies */
-    int fast_lpr;                /* GDN_CUDA_FAST_LPR (tuning): lanes per row of the fast path, 0 = automatic */
+    int fast_lpr;                /* GDN_CUDA_FAST_LPR (tuning): lanes per row of the fast path, 0 = automatic;
+                                    2: multi-token calls on fast_pairs_kernel, 3: on a persistent grid */
     int fast_j;                  /* GDN_CUDA_FAST_J (tests, tuning): state tiles per CTA of the fast path
                                     (1, 2, 4 or 8), 0 = automatic */
     gdn_cuda_words *words;       /* device */

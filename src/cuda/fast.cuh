@@ -121,36 +121,54 @@ __device__ __forceinline__ void fast_store_rows(float *base, int off, int lr, co
         dst[i * FL + lr] = s[i];
 }
 
+/* Element `off` of an input of dtype IN (0 f32, else 16-bit). */
+__device__ __forceinline__ const void *fast_in(const void *base, int in, size_t off)
+{
+    return in == 0 ? (const void *)((const float *)base + off) : (const void *)((const unsigned short *)base + off);
+}
+
+/* g_t and beta_t of sequence tokens tok0 + t, head h, from global memory (any gate dtype). */
+struct fast_gates_global {
+    const gdn_cuda_params &P;
+    size_t tok0;
+    int h;
+    __device__ fast_gates_global(const gdn_cuda_params &p, size_t t0, int hh) : P(p), tok0(t0), h(hh) {}
+    __device__ void operator()(int t, float *g, float *b) const
+    {
+        const size_t go = (tok0 + t) * P.Hv + h;
+        if (P.gate_dtype == GDN_DTYPE_F32) {
+            *g = ((const float *)P.g)[go];
+            *b = ((const float *)P.beta)[go];
+        } else {
+            *g = cvt16(((const unsigned short *)P.g)[go], P.gate_dtype);
+            *b = cvt16(((const unsigned short *)P.beta)[go], P.gate_dtype);
+        }
+    }
+};
+
 /* Stage the T tokens' q and k (as f32) into qsm / ksm [T][D] and their coefficients into coef [T][8] =
  * { -(beta decay ksc), decay qsc, k.q qsc ksc, ksc, decay, beta, qsc, 0 } (qsc, ksc: the norms' scales
  * with the attention scale in qsc): G = D / 8 lanes per token each load 8 elements of q_t and k_t
- * (16-byte vectors), reduce |q|^2, |k|^2, k.q over the group (xor shuffles); the group's first lane
- * also loads g_t and beta_t. Called by every thread of the CTA (FAST_THREADS); the caller syncs. */
-template <int D, int IN>
-__device__ __forceinline__ void fast_stage_qk(const gdn_cuda_params &P, int T, size_t tok0, int hk, int h, float *qsm,
-                                              float *ksm, float *coef)
+ * (16-byte vectors; token t's row at qb / kb + t * ts elements, global or shared memory), reduce
+ * |q|^2, |k|^2, k.q over the group (xor shuffles); the group's first lane also takes g_t and beta_t
+ * (gates(t, &g, &beta)). Called by every thread of the CTA (FAST_THREADS); the caller syncs. */
+template <int D, int IN, class Gates>
+__device__ __forceinline__ void fast_stage_qk(const gdn_cuda_params &P, int T, const void *qb, const void *kb, size_t ts,
+                                              int h, float *qsm, float *ksm, float *coef, Gates gates)
 {
     constexpr int G = D / 8;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, Hv = P.Hv;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     for (int base = warp * 32; base < T * G; base += FAST_THREADS) {
         const int u = base + lane, t = u / G, j = u % G;
         const bool ok = u < T * G;
         float qv[8], kv[8];
         float graw = 0.f, braw = 0.f;
         if (ok) {
-            const size_t off = ((tok0 + t) * P.Hk + hk) * D + 8 * j;
-            ld8<IN>(P.q, off, qv);
-            ld8<IN>(P.k, off, kv);
-            if (j == 0) {
-                const size_t go = (tok0 + t) * Hv + h;
-                if (P.gate_dtype == GDN_DTYPE_F32) {
-                    graw = ((const float *)P.g)[go];
-                    braw = ((const float *)P.beta)[go];
-                } else {
-                    graw = cvt16(((const unsigned short *)P.g)[go], P.gate_dtype);
-                    braw = cvt16(((const unsigned short *)P.beta)[go], P.gate_dtype);
-                }
-            }
+            const size_t off = t * ts + 8 * j;
+            ld8<IN>(qb, off, qv);
+            ld8<IN>(kb, off, kv);
+            if (j == 0)
+                gates(t, &graw, &braw);
         } else {
 #pragma unroll
             for (int e = 0; e < 8; e++)
@@ -229,7 +247,8 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
         const int t = i >> vl, q = i - (t << vl);
         vsm[i] = ld1<IN>(P.v, ((tok0 + t) * Hv + h) * D + tile0 * ROWS + q);
     }
-    fast_stage_qk<D, IN>(P, T, tok0, hk, h, qsm, ksm, coef);
+    fast_stage_qk<D, IN>(P, T, fast_in(P.q, IN, (tok0 * P.Hk + hk) * D), fast_in(P.k, IN, (tok0 * P.Hk + hk) * D),
+                         (size_t)P.Hk * D, h, qsm, ksm, coef, fast_gates_global(P, tok0, h));
     __syncthreads();
 
     /* this row's output element of token 0 in tile 0; token t adds t * Hv * D (fits: see fast_ok),

@@ -1,55 +1,68 @@
 /*
  * fast_pairs.cuh — the multi-token fast path for wide heads ("fast_pairs_kernel"): verify windows and
- * short prefills (2 <= T <= FAST_TMAX) without capture, Dk = Dv = D in {128, 256}, on the same calls
- * as fast.cuh's fast_kernel (fast_ok), included by recurrent.cu after fast.cuh.
+ * short prefills (2 <= T <= FAST_TMAX) without capture, Dk = Dv = D in {128, 256}, on the calls fast.cuh
+ * takes (fast_ok) from 2 (sequence, head) pairs per SM on; included by recurrent.cu after fast.cuh.
  *
  * Why a second kernel: fast_kernel gives each thread 8 elements of one state row, so per token it
  * repeats the shared-memory loads of k_t and q_t, a 4-round shuffle reduction and the scalar work for
- * few elements (ncu, B=64 T=4: 70 M warp instructions, 65% issue, L1/shared 74% busy: bound by issue
- * and shared-memory traffic, not HBM). Here each thread holds 16 columns of TWO rows (32 elements):
- * the k_t, q_t slices it loads serve both rows (half the shared traffic per element), the reduction
- * has log2(D / 16) rounds, and the decay is applied lazily (below), so the update is one FMA per
- * element.
+ * few elements (ncu, B=64 T=4: 70 M warp instructions, 65% of issue slots, L1/shared 74% busy: bound
+ * by issue and shared-memory traffic, not HBM). Here each thread holds 16 columns of TWO rows (32
+ * elements): the k_t, q_t slices it loads serve both rows (half the shared traffic per element), the
+ * reduction has log2(D / 16) rounds, and the decay is applied lazily (below), so the update is one FMA
+ * per element (ncu: 34 M instructions).
  *
- * Decomposition: one 128-thread CTA per (sequence n, value head h, J consecutive tiles of TR rows),
- * grid (Hv * TILES / J, N) as fast_kernel. FL = D / 16 lanes share a row pair; lane l of a pair holds
- * the float4s i * FL + l (i < 4) of both rows; a warp holds WR = 64 / FL consecutive rows (a pair per
- * FL lanes), the CTA TR = 4 WR rows per tile (D = 128: FL 8, WR 8, TR 32, 4 tiles per head; D = 256:
- * FL 16, WR 4, TR 16, 16 tiles).
+ * Decomposition: items (sequence n, value head h, J consecutive tiles of TR rows), item it = (n * Hv + h)
+ * * (TILES / J) + tile group; 128-thread CTAs, CTA b taking items b, b + gridDim.x, ... (the launcher
+ * gives one item per CTA unless asked for a persistent grid). FL = D / 16 lanes share a row pair; lane l
+ * of a pair holds the float4s i * FL + l (i < 4) of both rows; a warp holds WR = 64 / FL consecutive
+ * rows, the CTA TR = 4 WR rows per tile (D = 128: FL 8, WR 8, TR 32, 4 tiles per head; D = 256: FL 16,
+ * WR 4, TR 16, 16 tiles).
  *
- * State traffic: each warp's WR rows of a tile are contiguous (WR * D * 4 = 4 KiB); the warp fetches
- * them with one bulk copy (cp.async.bulk, completing on the warp's mbarrier) into one of its NB
- * shared-memory buffers, NB tiles ahead, so the HBM stream never waits for the arithmetic and holds no
- * registers; before griddepcontrol.wait each warp prefetches its rows of the tiles past the first NB
- * into L2 (not the first ones: measured, the bulk prefetches ahead of them delay their copies).
- * Rows go from the buffer to registers, are updated over the T tokens, and are stored from registers
- * (16-byte stores, a row pair's FL lanes writing 2 * 256 contiguous bytes).
+ * Memory: each warp's WR rows of a tile are contiguous (WR * D * 4 = 4 KiB); the warp fetches them with
+ * one bulk copy (cp.async.bulk, completing on the warp's mbarrier) into one of its NB = 2 shared-memory
+ * buffers, NB tiles ahead along its sequence of tiles (across items), so the HBM stream holds no
+ * registers and never waits for the arithmetic (ncu: no warp waits on a tile); the rows go from the
+ * buffer to registers, are updated over the T tokens and stored from registers (16-byte stores). A
+ * negative read slot fetches nothing (zeros), a negative write slot stores nothing. The item's inputs
+ * (q and k rows, the tiles' v values) come by bulk copies too, one item ahead, into two input buffers;
+ * its gates by plain loads, one item ahead. Before griddepcontrol.wait each warp prefetches its first
+ * tile's rows into L2.
  *
- * Tokens: staged once per CTA (fast_stage_qk: q, k as f32, the norms, k.q and the gates), then threads
- * t < T turn each token's coefficients into the lazily scaled form: the state is A_t = p_t B_t with
- * the running product p_t of the decays kept out of B, so per token and row
+ * Per item: one barrier (the last item is done), fast_stage_qk from the input buffer (q, k as f32, the
+ * norms, k.q), v as f32, and warp 2's lanes t < T the gate part of the coefficients with the running
+ * scale of the lazy decay: the state is A_t = p_t B_t with the product p_t of the decays kept out of B,
+ * so per token and row
  *     sk = p_{t-1} ksc (B.k)      sq = p_{t-1} qsc (B.q)
  *     delta = beta (v - decay sk)       y = decay sq + delta (qsc ksc k.q)
  *     B += (delta ksc / p_t) k          (one FMA per element)
- * and the rows are scaled by p_T once before the store. Whenever p_t would leave [2^-30, 2^30]
- * (fast decay, a zero or negative decay, NaN), that token applies its decay p_{t-1} decay_t to B
- * directly (B = m B + e k, as fast_kernel) and p_t restarts at 1: relative gate exponents, no
- * overflow, NaN propagates as in the oracle. Each row pair's lane t (t < T) keeps token t's two outputs
+ * and the rows are scaled by p_T once before the store. Whenever p_t would leave [2^-30, 2^30] (fast
+ * decay, a zero or negative decay, NaN), that token applies p_{t-1} decay_t to B directly (B = m B + e k,
+ * as fast_kernel) and p_t restarts at 1: relative gate exponents, no overflow, NaN propagates as in the
+ * oracle. A second barrier, then the tiles; each row pair's lane t (t < T) keeps token t's two outputs
  * and stores them after the tokens.
  *
- * Assumptions (fast_ok and the launcher): as fast_kernel, plus T >= 2, no capture, D in {128, 256}.
+ * Assumptions (fast_ok and the launcher): as fast_kernel, plus T >= 2, no capture, D in {128, 256},
+ * v 16-byte aligned.
  */
 #ifndef GDN_CUDA_FAST_PAIRS_CUH
 #define GDN_CUDA_FAST_PAIRS_CUH
 
 #define PAIRS_NB 2 /* shared-memory state buffers per warp */
 #define PAIRS_BUF_BYTES (4 * PAIRS_NB * 4096) /* 4 warps * NB buffers * WR * D * 4 bytes (WR * D = 1024) */
+#define PAIRS_BAR_BYTES 128                   /* 4 * NB state mbarriers, 2 input mbarriers */
 
-/* The dynamic shared memory of a call (bytes): buffers, mbarriers, q, k, coefficients (raw and
-   lazily scaled), v of the CTA's J * TR rows per token. */
-__host__ __device__ constexpr int pairs_smem_bytes(int D, int T, int J)
+/* Bytes of one item's raw inputs (q and k rows, the tiles' v values of T tokens; esz-byte elements). */
+__host__ __device__ constexpr int pairs_in_bytes(int D, int T, int J, int esz)
 {
-    return PAIRS_BUF_BYTES + 4 * PAIRS_NB * 8 + 2 * T * D * 4 + 2 * 8 * T * 4 + T * J * (4096 / D) * 4;
+    return (2 * T * D + T * J * (4096 / D)) * esz;
+}
+
+/* The dynamic shared memory of a call (bytes): state buffers, mbarriers, two items' raw inputs, then
+   q, k (f32), coefficients (raw and lazily scaled), v (f32) of the current item, its gates. */
+__host__ __device__ constexpr int pairs_smem_bytes(int D, int T, int J, int esz)
+{
+    return PAIRS_BUF_BYTES + PAIRS_BAR_BYTES + 2 * pairs_in_bytes(D, T, J, esz) + 2 * T * D * 4 + 2 * 8 * T * 4 +
+           T * J * (4096 / D) * 4 + 2 * 8 * 4;
 }
 
 __device__ __forceinline__ unsigned smem_u32(const void *p)
@@ -58,13 +71,18 @@ __device__ __forceinline__ unsigned smem_u32(const void *p)
 }
 
 /* Warp-collective (every lane calls): fetch `bytes` (a multiple of 16) from global `src` into shared
-   `dst`. sm_90: lane 0 arms the mbarrier and issues one bulk copy that completes on it (wait with
-   pairs_wait); older targets: the warp copies and syncs (pairs_wait returns at once). */
+   `dst`, or with src NULL nothing (the buffer's phase still completes). sm_90: lane 0 arms the mbarrier
+   and issues one bulk copy that completes on it (wait with pairs_wait); older targets: the warp copies
+   and syncs (pairs_wait returns at once). */
 __device__ __forceinline__ void pairs_fetch(float *dst, const float *src, unsigned bytes, unsigned long long *bar,
                                             int lane)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (lane == 0) {
+        if (!src) {
+            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
+            return;
+        }
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); /* the warp's reads of dst come first */
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
                      : "memory");
@@ -75,13 +93,41 @@ __device__ __forceinline__ void pairs_fetch(float *dst, const float *src, unsign
     }
 #else
     (void)bar;
-    for (unsigned i = (unsigned)lane; i < bytes / 16; i += 32)
-        ((float4 *)dst)[i] = ((const float4 *)src)[i];
+    if (src)
+        for (unsigned i = (unsigned)lane; i < bytes / 16; i += 32)
+            ((float4 *)dst)[i] = ((const float4 *)src)[i];
     __syncwarp();
 #endif
 }
 
-/* Wait for the fetch into a buffer whose use count has parity `parity`. */
+/* One lane's part of a multi-piece fetch completing on `bar` (armed for all the pieces' bytes by
+   pairs_arm): a bulk copy on sm_90, a plain copy by this lane elsewhere (ordered by the caller's
+   barrier before any use). */
+__device__ __forceinline__ void pairs_piece(void *dst, const void *src, unsigned bytes, unsigned long long *bar)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     smem_u32(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_u32(bar))
+                 : "memory");
+#else
+    (void)bar;
+    for (unsigned i = 0; i < bytes / 16; i++)
+        ((float4 *)dst)[i] = ((const float4 *)src)[i];
+#endif
+}
+
+__device__ __forceinline__ void pairs_arm(unsigned long long *bar, unsigned bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+#else
+    (void)bar;
+    (void)bytes;
+#endif
+}
+
+/* Wait for the phase of parity `parity` of `bar` to complete. */
 __device__ __forceinline__ void pairs_wait(unsigned long long *bar, unsigned parity)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -101,11 +147,38 @@ __device__ __forceinline__ void pairs_bar_init(unsigned long long *bar)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(bar)) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #else
     (void)bar;
 #endif
 }
+
+__device__ __forceinline__ void pairs_bar_fence()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
+/* Item `it` of a call: sequence n, value head h, first tile tile0 (per = tile groups per head). */
+__device__ __forceinline__ void pairs_item(const gdn_cuda_params &P, int64_t it, int per, int jl, int *n, int *h,
+                                           int *tile0)
+{
+    const int64_t hp = it / per; /* the (sequence, head) pair */
+    *tile0 = (int)(it - hp * per) << jl;
+    *n = (int)(hp / P.Hv);
+    *h = (int)(hp - (int64_t)*n * P.Hv);
+}
+
+/* g_t and beta_t staged in shared memory (as f32). */
+struct pairs_gates_smem {
+    const float *g, *b;
+    __device__ pairs_gates_smem(const float *gg, const float *bb) : g(gg), b(bb) {}
+    __device__ void operator()(int t, float *gg, float *bb) const
+    {
+        *gg = g[t];
+        *bb = b[t];
+    }
+};
 
 /* s = m s + e k (the decay applied now) or s += e k (lazily scaled). */
 __device__ __forceinline__ void pairs_update(float4 (&s)[4], const float4 (&kf)[4], float e, float m, bool apply)
@@ -130,151 +203,234 @@ __device__ __forceinline__ void pairs_update(float4 (&s)[4], const float4 (&kf)[
 }
 
 template <int D, int IN>
-__global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __grid_constant__ gdn_cuda_params P)
+__global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     constexpr int FL = D / 16, WR = 64 / FL, TR = 4 * WR, TILES = D / TR, WB = WR * D; /* WB: floats per buffer */
-    static_assert((D == 128 || D == 256) && WB == 1024, "fast_pairs_kernel: D is 128 or 256");
+    constexpr int ESZ = IN == 0 ? 4 : 2, NB = PAIRS_NB;
+    static_assert((D == 128 || D == 256) && WB == 1024 && NB == 2, "fast_pairs_kernel: D is 128 or 256, NB 2");
     extern __shared__ __align__(128) unsigned char pairs_smem[];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL, grp = lane / FL;
     const int T = (int)P.T, Hv = P.Hv;
-    const int jl = P.fast_jlog, J = 1 << jl, cl = ilog2c(TILES) - jl; /* 2^cl CTAs per head */
-    const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
-    float *buf = (float *)pairs_smem + warp * (PAIRS_NB * WB);
-    unsigned long long *bar = (unsigned long long *)(pairs_smem + PAIRS_BUF_BYTES) + warp * PAIRS_NB;
-    float *qsm = (float *)(pairs_smem + PAIRS_BUF_BYTES + 4 * PAIRS_NB * 8), *ksm = qsm + T * D;
-    float *raw = ksm + T * D, *cf = raw + 8 * T, *vsm = cf + 8 * T;
-    float *tp, *wp; /* the CTA's J tiles read and written (NULL: zeros / none) */
-    fast_tiles(P, n, h, tile0 * (TR * D), &tp, &wp);
+    const int jl = P.fast_jlog, J = 1 << jl, per = TILES >> jl, JTR = J * TR;
+    const int64_t items = (int64_t)P.N * Hv * per, it0 = blockIdx.x, step = gridDim.x;
+    const int inb = pairs_in_bytes(D, T, J, ESZ);
+    float *buf = (float *)pairs_smem + warp * (NB * WB);
+    unsigned long long *sbar = (unsigned long long *)(pairs_smem + PAIRS_BUF_BYTES), *wbar = sbar + warp * NB;
+    unsigned long long *ibar = sbar + 4 * NB;
+    unsigned char *in0 = pairs_smem + PAIRS_BUF_BYTES + PAIRS_BAR_BYTES;
+    float *qsm = (float *)(in0 + 2 * inb), *ksm = qsm + T * D;
+    float *raw = ksm + T * D, *gc = raw + 8 * T, *vsm = gc + 8 * T, *gsm = vsm + T * JTR, *bsm = gsm + 8;
 
+    /* The k-th item of this CTA: it0 + k * step. Its state rows read by this warp (tile 0; tile j adds
+       j * TR * D floats): NULL for a negative read slot; `ok`: the item exists. */
+    auto item_rows = [&](int64_t k, float **rp, float **wp) {
+        const int64_t it = it0 + k * step;
+        *rp = *wp = NULL;
+        if (it >= items)
+            return false;
+        int n, h, t0;
+        pairs_item(P, it, per, jl, &n, &h, &t0);
+        fast_tiles(P, n, h, t0 * (TR * D) + warp * WR * D, rp, wp);
+        return true;
+    };
+    /* warp 0: item it's q, k rows and the tiles' v values into `dst`, completing on `bar` */
+    auto fetch_inputs = [&](int64_t it, unsigned char *dst, unsigned long long *bar) {
+        int n, h, t0;
+        pairs_item(P, it, per, jl, &n, &h, &t0);
+        const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
+        const size_t tok0 = (size_t)n * (unsigned)T;
+        if (lane == 0)
+            pairs_arm(bar, (unsigned)inb);
+        __syncwarp();
+        const int t = lane % T, w = lane / T; /* lane: piece w (q, k, v) of token t */
+        if (w == 0)
+            pairs_piece(dst + t * D * ESZ, (const unsigned char *)P.q + ((tok0 + t) * P.Hk + hk) * D * ESZ, D * ESZ, bar);
+        else if (w == 1)
+            pairs_piece(dst + (T + t) * D * ESZ, (const unsigned char *)P.k + ((tok0 + t) * P.Hk + hk) * D * ESZ,
+                        D * ESZ, bar);
+        else if (w == 2)
+            pairs_piece(dst + 2 * T * D * ESZ + t * JTR * ESZ,
+                        (const unsigned char *)P.v + (((tok0 + t) * Hv + h) * D + t0 * TR) * ESZ, JTR * ESZ, bar);
+    };
+    /* thread t < T: item it's g_t and beta_t (f32) */
+    auto load_gates = [&](int64_t it, float *g, float *b) {
+        int n, h, t0;
+        pairs_item(P, it, per, jl, &n, &h, &t0);
+        fast_gates_global(P, (size_t)n * (unsigned)T, h)(tid, g, b);
+    };
+
+    /* read and write rows of items k, k + 1, k + 2 (the fetches run NB tiles ahead), whether they exist */
+    float *rd0, *rd1, *rd2, *wr0, *wt;
+    bool ex0 = item_rows(0, &rd0, &wr0), ex1, ex2;
     if (P.early_trigger)
         grid_dependency_trigger();
-    if (lane == 0 && tp && J > PAIRS_NB) /* the tiles past the first bulk copies into L2 (this warp's rows) */
-        for (int j = PAIRS_NB; j < J; j++)
-            prefetch_l2(tp + (j * TR + warp * WR) * D, WB * 4);
+    if (lane == 0 && rd0) /* this warp's rows of its first tile into L2 while earlier work finishes */
+        prefetch_l2(rd0, WB * 4);
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
         return;
 
-    /* this warp's rows of tile j start at row j * TR + warp * WR of the CTA's range */
-    if (lane == 0)
-        for (int b = 0; b < PAIRS_NB; b++)
-            pairs_bar_init(&bar[b]);
-    __syncwarp();
-    if (tp)
-        for (int b = 0; b < PAIRS_NB && b < J; b++)
-            pairs_fetch(buf + b * WB, tp + (b * TR + warp * WR) * D, WB * 4, &bar[b], lane);
-
-    const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
-    const size_t tok0 = (size_t)n * (unsigned)T;
-    /* the J tiles' v values, [T][J * TR]: 8 per thread (16-byte loads), loaded before q and k are staged
-       and stored after, so that every input load is in flight at once (the last threads: the first ones
-       stage q and k; T * J * TR / 8 <= 8 * 128 / 8 = FAST_THREADS) */
-    const int vl = ilog2c(TR) + jl, vi = (FAST_THREADS - 1 - tid) * 8;
-    float vv[8];
-    if (vi < T << vl) {
-        const int t = vi >> vl, r = vi - (t << vl);
-        ld8<IN>(P.v, ((tok0 + t) * Hv + h) * D + tile0 * TR + r, vv);
-    }
-    fast_stage_qk<D, IN>(P, T, tok0, hk, h, qsm, ksm, raw);
-    if (vi < T << vl) {
-        *(float4 *)(vsm + vi) = make_float4(vv[0], vv[1], vv[2], vv[3]);
-        *(float4 *)(vsm + vi + 4) = make_float4(vv[4], vv[5], vv[6], vv[7]);
-    }
+    if (tid < 4 * NB + 2)
+        pairs_bar_init(&sbar[tid]);
+    pairs_bar_fence();
     __syncthreads();
-    if (tid < T) { /* token tid's lazily scaled coefficients: the running scale p of the state's rows */
-        float p = 1.0f;
-        for (int t = 0;; t++) {
-            const float4 r0 = *(const float4 *)(raw + 8 * t), r1 = *(const float4 *)(raw + 8 * t + 4);
-            const float pd = p * r1.x;                      /* p_{t-1} decay_t */
-            const bool apply = !(pd >= 0x1p-30f && pd <= 0x1p30f); /* out of range, zero, negative, NaN */
-            const float pn = apply ? 1.0f : pd;
-            if (t == tid) {
-                *(float4 *)(cf + 8 * t) = make_float4(r0.x * p, r0.y * p, r0.z, r0.w / pn);
-                *(float4 *)(cf + 8 * t + 4) = make_float4(apply ? pd : 1.0f, r1.y, apply ? 1.0f : 0.0f, 0.f);
-            }
-            p = pn;
-            if (t == T - 1) {
-                if (t == tid)
-                    cf[8 * t + 7] = p; /* the rows' final scale */
-                break;
-            }
+    ex1 = item_rows(1, &rd1, &wt);
+    ex2 = item_rows(2, &rd2, &wt);
+    if (warp == 0)
+        fetch_inputs(it0, in0, &ibar[0]);
+    if (tid < T)
+        load_gates(it0, &gsm[tid], &bsm[tid]);
+    /* this warp's first NB tiles: tile number g = k * J + j of its items */
+    for (int g = 0; g < NB; g++) {
+        const int d = g >> jl;
+        float *r = d == 0 ? rd0 : rd1;
+        if (d == 0 ? ex0 : ex1)
+            pairs_fetch(buf + g * WB, r ? r + (g & (J - 1)) * (TR * D) : NULL, WB * 4, &wbar[g], lane);
+    }
+
+    float gn = 0.f, bn = 0.f; /* threads t < T: the next item's gates */
+    for (int k = 0;; k++) {
+        const int64_t it = it0 + k * step;
+        if (it >= items)
+            break;
+        __syncthreads(); /* the last item is done with q, k, v, the coefficients and the other input buffer;
+                            this item's gates are in gsm / bsm */
+        const int64_t itn = it + step;
+        if (itn < items) { /* the next item's inputs, while this one runs */
+            if (warp == 0)
+                fetch_inputs(itn, in0 + ((k + 1) & 1) * inb, &ibar[(k + 1) & 1]);
+            if (tid < T)
+                load_gates(itn, &gn, &bn);
         }
-    }
-    __syncthreads();
+        int n, h, tile0;
+        pairs_item(P, it, per, jl, &n, &h, &tile0);
+        ex0 = item_rows(k, &rd0, &wr0); /* (recomputed here, not carried: registers) */
+        const bool rz = !rd0;           /* a negative read slot: zeros */
+        /* this thread's first output element of token 0 in tile 0; token t adds t * Hv * D, tile j j * TR */
+        const size_t ob = ((size_t)n * (unsigned)T * Hv + h) * D + tile0 * TR + warp * WR + 2 * grp;
+        if (warp == 2 && lane < T) {
+            /* the gate part of token t = lane's coefficients, lazily scaled: the state's rows carry the
+               running scale p (p_b before the token, p_n after); gc[t] = { -beta decay p_b, decay p_b,
+               1 / p_n, beta }, { m, apply, p_T, 0 } */
+            float be = bsm[lane];
+            const float dec = gate_decay(P, h, gsm[lane], &be);
+            float p = 1.0f, pb = 1.0f, pn = 1.0f, m = 1.0f, ap = 0.0f;
+            for (int t = 0; t < T; t++) {
+                const float dt = __shfl_sync((1u << T) - 1u, dec, t);
+                const float pd = p * dt;                              /* p_{t-1} decay_t */
+                const bool apply = !(pd >= 0x1p-30f && pd <= 0x1p30f); /* out of range, zero, negative, NaN */
+                const float q = apply ? 1.0f : pd;
+                if (t == lane) {
+                    pb = p;
+                    pn = q;
+                    m = apply ? pd : 1.0f;
+                    ap = apply ? 1.0f : 0.0f;
+                }
+                p = q;
+            }
+            *(float4 *)(gc + 8 * lane) = make_float4(-(be * dec) * pb, dec * pb, 1.0f / pn, be);
+            *(float4 *)(gc + 8 * lane + 4) = make_float4(m, ap, p, 0.f);
+        }
+        const unsigned char *in = in0 + (k & 1) * inb;
+        pairs_wait(&ibar[k & 1], (unsigned)(k >> 1) & 1u);
+        fast_stage_qk<D, IN>(P, T, in, in + T * D * ESZ, (size_t)D, h, qsm, ksm, raw, pairs_gates_smem(gsm, bsm));
+        const int vi = (FAST_THREADS - 1 - tid) * 8; /* the last threads: the first ones stage q and k */
+        if (vi < T * JTR) {
+            float vv[8];
+            ld8<IN>(in + 2 * T * D * ESZ, (size_t)vi, vv);
+            *(float4 *)(vsm + vi) = make_float4(vv[0], vv[1], vv[2], vv[3]);
+            *(float4 *)(vsm + vi + 4) = make_float4(vv[4], vv[5], vv[6], vv[7]);
+        }
+        __syncthreads();
 
-    const float pfin = cf[8 * (T - 1) + 7];
-    const int r0 = warp * WR + 2 * grp; /* this thread's first row within a tile (the second: r0 + 1) */
-    for (int j = 0; j < J; j++) {
-        float4 s0[4], s1[4];
-        if (tp) {
-            const int b = j & (PAIRS_NB - 1);
-            pairs_wait(&bar[b], (unsigned)(j / PAIRS_NB) & 1u);
-            const float4 *src = (const float4 *)(buf + b * WB) + 2 * grp * (D / 4);
+        const float pfin = gc[8 * (T - 1) + 6];
+        const int r0 = warp * WR + 2 * grp; /* this thread's first row within a tile (the second: r0 + 1) */
+        for (int j = 0; j < J; j++) {
+            const int g = (int)(((int64_t)k * J + j) & 1); /* the buffer; its use count's parity: */
+            const unsigned par = (unsigned)(((int64_t)k * J + j) >> 1) & 1u;
+            float4 s0[4], s1[4];
+            pairs_wait(&wbar[g], par);
+            if (!rz) {
+                const float4 *src = (const float4 *)(buf + g * WB) + 2 * grp * (D / 4);
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                s0[i] = src[i * FL + lr];
-                s1[i] = src[D / 4 + i * FL + lr];
+                for (int i = 0; i < 4; i++) {
+                    s0[i] = src[i * FL + lr];
+                    s1[i] = src[D / 4 + i * FL + lr];
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    s0[i] = s1[i] = make_float4(0.f, 0.f, 0.f, 0.f);
             }
             __syncwarp();
-            if (j + PAIRS_NB < J)
-                pairs_fetch(buf + b * WB, tp + ((j + PAIRS_NB) * TR + warp * WR) * D, WB * 4, &bar[b], lane);
-        } else {
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                s0[i] = s1[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-        float y0m = 0.f, y1m = 0.f; /* token lr's outputs of the two rows */
-        const int vr = j * TR + r0;
-        for (int t = 0; t < T; t++) {
-            const float4 c0 = *(const float4 *)(cf + 8 * t), c1 = *(const float4 *)(cf + 8 * t + 4);
-            const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
-            float4 kf[4], qf[4];
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                kf[i] = kr[i * FL + lr];
-                qf[i] = qr[i * FL + lr];
+            { /* tile j + NB of this item, or of a later one, into the buffer just read */
+                const int d = (j + NB) >> jl, jj = (j + NB) & (J - 1);
+                float *r = d == 0 ? rd0 : d == 1 ? rd1 : rd2;
+                if (d == 0 ? ex0 : d == 1 ? ex1 : ex2)
+                    pairs_fetch(buf + g * WB, r ? r + jj * (TR * D) : NULL, WB * 4, &wbar[g], lane);
             }
-            const float2 v2 = *(const float2 *)(vsm + (t << vl) + vr);
-            float sk0 = dot_row<4>(s0, kf), sq0 = dot_row<4>(s0, qf);
-            float sk1 = dot_row<4>(s1, kf), sq1 = dot_row<4>(s1, qf);
+            float y0m = 0.f, y1m = 0.f; /* token lr's outputs of the two rows */
+            const int vr = j * TR + r0;
+            for (int t = 0; t < T; t++) {
+                const float4 a = *(const float4 *)(raw + 8 * t), a1 = *(const float4 *)(raw + 8 * t + 4);
+                const float4 c0 = *(const float4 *)(gc + 8 * t), c1 = *(const float4 *)(gc + 8 * t + 4);
+                const float csk = c0.x * a.w, csq = c0.y * a1.z, cdk = c0.z * a.w; /* ksc = a.w, qsc = a1.z */
+                const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
+                float4 kf[4], qf[4];
 #pragma unroll
-            for (int o = FL / 2; o > 0; o >>= 1) {
-                sk0 += __shfl_xor_sync(0xffffffffu, sk0, o);
-                sq0 += __shfl_xor_sync(0xffffffffu, sq0, o);
-                sk1 += __shfl_xor_sync(0xffffffffu, sk1, o);
-                sq1 += __shfl_xor_sync(0xffffffffu, sq1, o);
-            }
-            const float d0 = fmaf(c0.x, sk0, c1.y * v2.x), d1 = fmaf(c0.x, sk1, c1.y * v2.y);
-            const float y0 = fmaf(c0.y, sq0, d0 * c0.z), y1 = fmaf(c0.y, sq1, d1 * c0.z);
-            if (lr == t) {
-                y0m = y0;
-                y1m = y1;
-            }
-            const bool apply = c1.z != 0.0f;
-            pairs_update(s0, kf, d0 * c0.w, c1.x, apply);
-            pairs_update(s1, kf, d1 * c0.w, c1.x, apply);
-        }
-        if (pfin != 1.0f) {
+                for (int i = 0; i < 4; i++) {
+                    kf[i] = kr[i * FL + lr];
+                    qf[i] = qr[i * FL + lr];
+                }
+                const float2 v2 = *(const float2 *)(vsm + t * JTR + vr);
+                float sk0 = dot_row<4>(s0, kf), sq0 = dot_row<4>(s0, qf);
+                float sk1 = dot_row<4>(s1, kf), sq1 = dot_row<4>(s1, qf);
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                s0[i].x *= pfin, s0[i].y *= pfin, s0[i].z *= pfin, s0[i].w *= pfin;
-                s1[i].x *= pfin, s1[i].y *= pfin, s1[i].z *= pfin, s1[i].w *= pfin;
+                for (int o = FL / 2; o > 0; o >>= 1) {
+                    sk0 += __shfl_xor_sync(0xffffffffu, sk0, o);
+                    sq0 += __shfl_xor_sync(0xffffffffu, sq0, o);
+                    sk1 += __shfl_xor_sync(0xffffffffu, sk1, o);
+                    sq1 += __shfl_xor_sync(0xffffffffu, sq1, o);
+                }
+                const float d0 = fmaf(csk, sk0, c0.w * v2.x), d1 = fmaf(csk, sk1, c0.w * v2.y);
+                const float y0 = fmaf(csq, sq0, d0 * a.z), y1 = fmaf(csq, sq1, d1 * a.z);
+                if (lr == t) {
+                    y0m = y0;
+                    y1m = y1;
+                }
+                const bool apply = c1.y != 0.0f;
+                pairs_update(s0, kf, d0 * cdk, c1.x, apply);
+                pairs_update(s1, kf, d1 * cdk, c1.x, apply);
             }
-        }
-        if (wp) {
-            float4 *dst = (float4 *)(wp + (size_t)(j * TR + r0) * D);
+            if (pfin != 1.0f) {
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                dst[i * FL + lr] = s0[i];
-                dst[D / 4 + i * FL + lr] = s1[i];
+                for (int i = 0; i < 4; i++) {
+                    s0[i].x *= pfin, s0[i].y *= pfin, s0[i].z *= pfin, s0[i].w *= pfin;
+                    s1[i].x *= pfin, s1[i].y *= pfin, s1[i].z *= pfin, s1[i].w *= pfin;
+                }
+            }
+            if (wr0) {
+                float4 *dst = (float4 *)(wr0 + (size_t)(j * TR + 2 * grp) * D);
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    dst[i * FL + lr] = s0[i];
+                    dst[D / 4 + i * FL + lr] = s1[i];
+                }
+            }
+            if (P.out && lr < T) {
+                const size_t o = ob + (size_t)lr * Hv * D + j * TR;
+                st_elem(P.out, P.out_dtype, (int64_t)o, y0m);
+                st_elem(P.out, P.out_dtype, (int64_t)o + 1, y1m);
             }
         }
-        if (P.out && lr < T) {
-            const size_t o = ((tok0 + lr) * Hv + h) * D + tile0 * TR + vr;
-            st_elem(P.out, P.out_dtype, (int64_t)o, y0m);
-            st_elem(P.out, P.out_dtype, (int64_t)o + 1, y1m);
+        if (tid < T && itn < items) { /* the next item's gates (read after the next barrier) */
+            gsm[tid] = gn;
+            bsm[tid] = bn;
         }
+        /* slide the window of items */
+        rd1 = rd2, ex1 = ex2;
+        ex2 = item_rows(k + 3, &rd2, &wt);
     }
 }
 

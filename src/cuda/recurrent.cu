@@ -1202,24 +1202,27 @@ static kernel_fn pick_fast(int D, int *lpr, bool multi, int dtype, bool tiles, b
 }
 
 /* fast_pairs_kernel (fast_pairs.cuh) for a multi-token call without capture, D = 128 or 256. J (state
- * tiles per CTA): 2 from 4 (sequence, head) pairs per SM, else 4, or GDN_CUDA_FAST_J (fast_j). H200,
- * verify T=4 at J = 1 / 2 / 4: B=16 27.9 / 28.3 / 24.2 us, B=32 52.0 / 47.5 / 47.5, B=64 98.8 / 83.1 /
- * 86.6, B=256 369 / 285 / 319 (J = 2 matches the two buffers per warp: no tile waits on L2 prefetch). */
-static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j)
+ * tiles per item): 4, or GDN_CUDA_FAST_J (fast_j). Grid: one CTA per item (at most 2^31 - 1 CTAs: the
+ * CTAs then walk several), or with `persistent` the CTAs resident at once, each walking items
+ * blockIdx.x + k * gridDim.x (GDN_CUDA_FAST_LPR=3; measured no faster). H200, verify T=4, B = 16 / 32 /
+ * 64 / 256, one item per CTA at J = 1 / 2 / 4: 32.0 / 57.0 / 104.5 / 395.8 us, 28.2 / 48.5 / 85.5 / 292.2,
+ * 23.4 / 44.2 / 80.6 / 286.8; persistent at J = 2: 26.2 / 44.4 / 80.7 / 307.5. */
+static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j, bool persistent)
 {
     typedef void (*pairs_fn)(gdn_cuda_params);
     const int D = (int)p.Dk, tiles = D * D / 4096; /* TR = 4096 / D rows per tile */
+    const int esz = p.dtype == GDN_DTYPE_F32 ? 4 : 2;
     const pairs_fn fn = D == 128 ? (p.dtype == GDN_DTYPE_F32    ? fast_pairs_kernel<128, 0>
                                     : p.dtype == GDN_DTYPE_BF16 ? fast_pairs_kernel<128, 1>
                                                                 : fast_pairs_kernel<128, 2>)
                                  : (p.dtype == GDN_DTYPE_F32    ? fast_pairs_kernel<256, 0>
                                     : p.dtype == GDN_DTYPE_BF16 ? fast_pairs_kernel<256, 1>
                                                                 : fast_pairs_kernel<256, 2>);
-    static std::atomic<int> raised[6];
     const int which = (D == 256) * 3 + (p.dtype == GDN_DTYPE_BF16 ? 1 : p.dtype == GDN_DTYPE_F16 ? 2 : 0);
+    static std::atomic<int> raised[6];
     if (!raised[which].load(std::memory_order_relaxed)) { /* the largest call's shared memory, once */
         cudaError_t e = cudaFuncSetAttribute((const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             pairs_smem_bytes(D, FAST_TMAX, 1 << FAST_JLOG_MAX));
+                                             pairs_smem_bytes(D, FAST_TMAX, 1 << FAST_JLOG_MAX, esz));
         if (e != cudaSuccess)
             return e;
         raised[which].store(1, std::memory_order_relaxed);
@@ -1229,12 +1232,30 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
         while ((2 << jlog) <= fast_j && (2 << jlog) <= tiles && jlog < FAST_JLOG_MAX)
             jlog++;
     } else {
-        jlog = p.N * p.Hv >= 4 * (int64_t)num_sms ? 1 : 2;
+        jlog = 2 < ilog2c(tiles) ? 2 : ilog2c(tiles);
     }
     p.fast_jlog = jlog;
+    const int smem = pairs_smem_bytes(D, (int)p.T, 1 << jlog, esz);
+    const int64_t items = p.N * p.Hv * (tiles >> jlog);
+    int64_t grid = items;
+    if (persistent) { /* CTAs resident per SM for this call's shared memory (cached per kernel, T, J) */
+        static std::atomic<int> occ[6 * (FAST_TMAX + 1) * (FAST_JLOG_MAX + 1)];
+        std::atomic<int> &o = occ[(which * (FAST_TMAX + 1) + (int)p.T) * (FAST_JLOG_MAX + 1) + jlog];
+        int per_sm = o.load(std::memory_order_relaxed);
+        if (!per_sm) {
+            cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, FAST_THREADS, (size_t)smem);
+            if (e != cudaSuccess)
+                return e;
+            per_sm = per_sm > 0 ? per_sm : 1;
+            o.store(per_sm, std::memory_order_relaxed);
+        }
+        grid = items < (int64_t)per_sm * num_sms ? items : (int64_t)per_sm * num_sms;
+    }
+    if (grid > 0x7fffffff)
+        grid = 0x7fffffff;
     cfg.blockDim = dim3(FAST_THREADS, 1, 1);
-    cfg.gridDim = dim3((unsigned)(p.Hv * (tiles >> jlog)), (unsigned)p.N, 1);
-    cfg.dynamicSmemBytes = (size_t)pairs_smem_bytes(D, (int)p.T, 1 << jlog);
+    cfg.gridDim = dim3((unsigned)grid, 1, 1);
+    cfg.dynamicSmemBytes = (size_t)smem;
     return cudaLaunchKernelEx(&cfg, fn, p);
 }
 
@@ -1334,10 +1355,11 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
         gdn_cuda_fastdiv_init(&p.fd_ratio, (unsigned)p.ratio);
         gdn_cuda_fastdiv_init(&p.fd_hk, (unsigned)p.Hk);
         /* multi-token calls without capture on wide heads from 2 (sequence, head) pairs per SM: two rows
-           per thread (fast_pairs.cuh; GDN_CUDA_FAST_LPR=2 forces it, 8, 16 or 32 asks for fast_kernel) */
+           per thread (fast_pairs.cuh; GDN_CUDA_FAST_LPR=2 forces it, 3 forces it on a persistent grid, 8,
+           16 or 32 asks for fast_kernel; H200 verify T=4 B=8: fast_kernel 15.35 us, fast_pairs 15.8) */
         if (p.T > 1 && p.cap_mode == GDN_CAPTURE_NONE && (p.Dk == 128 || p.Dk == 256) && !((uintptr_t)p.v & 15u) &&
-            (fast_lpr % 100 == 2 || (fast_lpr % 100 == 0 && p.N * p.Hv >= 2 * (int64_t)num_sms)))
-            return launch_fast_pairs(p, cfg, num_sms, fast_j);
+            (fast_lpr % 100 == 2 || fast_lpr % 100 == 3 || (fast_lpr % 100 == 0 && p.N * p.Hv >= 2 * (int64_t)num_sms)))
+            return launch_fast_pairs(p, cfg, num_sms, fast_j, fast_lpr % 100 == 3);
         /* lanes per row: decode 16 (twice the CTAs) up to 2 (sequence, head) pairs per SM, 8 beyond;
            multi-token calls 16 (H200: decode B=1 2.50 against 3.00 us, B=256 same; verify T=4 B=64
            with 4 tiles per CTA 105.7 against 112.3 us, B=8 the same) */
