@@ -700,19 +700,38 @@ done:
 }
 
 /* An empty kernel that waits for earlier work as the compute kernels do (the launch floor). */
-__global__ void floor_kernel(int pdl)
+/* The launch floor's kernels (measurements): mode 0 nothing; 1 each thread loads 32 bytes of `buf` after
+   griddepcontrol.wait and stores them back (the memory round trip of a decode call at B=1, 512 CTAs);
+   2 the same with the CTA's 4 KiB prefetched into L2 before the wait; 3 as 2 with a chain of four
+   dependent shuffle rounds between load and store (a decode row's reduction). */
+__global__ void floor_kernel(int pdl, int mode, float4 *buf)
 {
+    const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 2;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (pdl) {
+    if (pdl)
         asm volatile("griddepcontrol.launch_dependents;");
+    if (mode >= 2 && threadIdx.x == 0)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(buf + i), "r"(4096u) : "memory");
+    if (pdl)
         asm volatile("griddepcontrol.wait;" ::: "memory");
-    }
 #else
     (void)pdl;
 #endif
+    if (mode >= 1) {
+        float4 a = buf[i], b = buf[i + 1];
+        if (mode == 3) {
+            float x = a.x + b.y;
+#pragma unroll
+            for (int o = 8; o > 0; o >>= 1)
+                x += __shfl_xor_sync(0xffffffffu, x, o);
+            a.x += x * 1e-30f;
+        }
+        buf[i] = a;
+        buf[i + 1] = b;
+    }
 }
 
-double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl)
+double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl, int mode)
 {
     cudaStream_t s = NULL;
     cudaGraph_t g = NULL;
@@ -722,7 +741,8 @@ double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl)
     double *t = (double *)calloc((size_t)(reps > 0 ? reps : 1), sizeof *t);
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];
-    cfg.gridDim = dim3(256, 1, 1);
+    float4 *buf = NULL;
+    cfg.gridDim = dim3(mode ? 512 : 256, 1, 1);
     cfg.blockDim = dim3(128, 1, 1);
     if (pdl) {
         attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -730,14 +750,16 @@ double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl)
         cfg.attrs = attr;
         cfg.numAttrs = 1;
     }
-    if (!t || reps < 1 || cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess ||
+    if (!t || reps < 1 || cudaMalloc((void **)&buf, (size_t)512 * 128 * 32) != cudaSuccess ||
+        cudaMemset(buf, 0, (size_t)512 * 128 * 32) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess ||
         cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)
         goto done;
     cfg.stream = s;
     if (cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed) != cudaSuccess)
         goto done;
     for (int i = 0; i < n_calls; i++)
-        (void)cudaLaunchKernelEx(&cfg, floor_kernel, pdl);
+        (void)cudaLaunchKernelEx(&cfg, floor_kernel, pdl, mode, buf);
     if (cudaStreamEndCapture(s, &g) != cudaSuccess || cudaGraphInstantiate(&x, g, 0) != cudaSuccess)
         goto done;
     for (int w = 0; w < 10; w++)
@@ -765,6 +787,8 @@ done:
         cudaEventDestroy(e1);
     if (s)
         cudaStreamDestroy(s);
+    if (buf)
+        cudaFree(buf);
     free(t);
     return res;
 }

@@ -98,10 +98,13 @@ gdn_status gdn_cuda_time_conv1d(struct gdn_context *ctx, const gdn_conv_problem 
 /* Device-to-device copy rate (bytes read + written per second) over `bytes`, median of reps. */
 double gdn_cuda_copy_bandwidth(size_t bytes, int reps);
 
-/* The launch floor: microseconds per call of a CUDA graph of n_calls empty kernels (256 blocks of
- * 128 threads, each waiting for the previous one as gdn's kernels do; programmatic dependent launches
- * when pdl), median of reps replays. 0 on failure. */
-double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl);
+/* The launch floor: microseconds per call of a CUDA graph of n_calls kernels, each waiting for the
+ * previous one as gdn's kernels do (programmatic dependent launches when pdl), median of reps replays;
+ * mode 0: empty kernels of 256 blocks of 128 threads; 1..3: 512 blocks whose threads load 32 bytes of
+ * one 2 MiB buffer after the wait and store them back (a decode call's memory round trip at B=1), 2 and
+ * 3 with each block's 4 KiB prefetched into L2 before the wait, 3 with four dependent shuffle rounds
+ * between load and store. 0 on failure. */
+double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl, int mode);
 
 #ifdef __cplusplus
 }
