@@ -461,7 +461,35 @@ static void run_large(void)
         c.seed = 13 + (uint64_t)T;
         failed += !run_case(&c, T == 1 ? "large B=48 T=1 fast path, tiles per CTA" : "large B=48 T=4 fast path, tiles per CTA", 0);
     }
-    printf("large: 5 cases, %d failed, %.1f s\n", failed, now() - t0);
+    /* fast_pairs_kernel (multi-token, no capture, D = 128 / 256, from 2 (sequence, head) pairs per SM on)
+       as the launcher picks it: D = 256 at an odd T with fast decay (the lazily scaled decay re-applied),
+       and the Qwen shape with vLLM slot arrays (moved, a negative read slot) and f16 inputs */
+    memset(&c, 0, sizeof c);
+    c.problem.num_k_heads = 8;
+    c.problem.num_v_heads = 16;
+    c.problem.k_dim = c.problem.v_dim = 256;
+    c.problem.dtype = GDN_DTYPE_BF16;
+    c.problem.qk_l2norm = 1;
+    c.B = 20;
+    c.T = 3;
+    c.decay = GDN_CHECK_DECAY_FAST;
+    c.pool = GDN_CHECK_POOL_INPLACE;
+    c.default_slots = 1;
+    c.seed = 15;
+    failed += !run_case(&c, "large B=20 D=256 T=3 fast decay (pairs kernel)", 0);
+    memset(&c, 0, sizeof c);
+    c.problem.num_k_heads = 16;
+    c.problem.num_v_heads = 32;
+    c.problem.k_dim = c.problem.v_dim = 128;
+    c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_F16;
+    c.problem.gate = GDN_GATE_RAW;
+    c.problem.qk_l2norm = 1;
+    c.B = 24;
+    c.T = 8;
+    c.pool = GDN_CHECK_POOL_MOVE;
+    c.seed = 16;
+    failed += !run_case(&c, "large B=24 T=8 slot arrays f16 (pairs kernel)", 0);
+    printf("large: 7 cases, %d failed, %.1f s\n", failed, now() - t0);
 }
 
 /* --- 4. determinism ----------------------------------------------------------------------------- */

@@ -1378,9 +1378,9 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
             while ((2 << jlog) <= fast_j && (2 << jlog) <= tiles && jlog < FAST_JLOG_MAX)
                 jlog++;
         } else {
-            /* dense capture: 1 (its stores already keep HBM busy; B=64 T=4 J = 1 / 2 / 4 / 8: 212 /
-               216 / 227 / 244 us) */
-            const int most = p.cap_mode == GDN_CAPTURE_DENSE ? 0 : p.T > 1 ? 2 : 1;
+            /* dense capture: up to 2 (B=64 T=4 at 16 lanes per row, J = 1 / 2 / 4 / 8: 232.1 / 214.9 /
+               225.2 / 242.5 us; session 4 measured 212 / 216 / 227 / 244 and took 1) */
+            const int most = p.T > 1 && p.cap_mode != GDN_CAPTURE_DENSE ? 2 : 1;
             while ((2 << jlog) <= tiles && jlog < most && p.N * p.Hv * (tiles >> (jlog + 1)) >= 4 * (int64_t)num_sms)
                 jlog++;
         }
