@@ -70,36 +70,6 @@ __device__ __forceinline__ unsigned smem_u32(const void *p)
     return (unsigned)__cvta_generic_to_shared(p);
 }
 
-/* Warp-collective (every lane calls): fetch `bytes` (a multiple of 16) from global `src` into shared
-   `dst`, or with src NULL nothing (the buffer's phase still completes). sm_90: lane 0 arms the mbarrier
-   and issues one bulk copy that completes on it (wait with pairs_wait); older targets: the warp copies
-   and syncs (pairs_wait returns at once). */
-__device__ __forceinline__ void pairs_fetch(float *dst, const float *src, unsigned bytes, unsigned long long *bar,
-                                            int lane)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (lane == 0) {
-        if (!src) {
-            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
-            return;
-        }
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); /* the warp's reads of dst come first */
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
-                     : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                         smem_u32(dst)),
-                     "l"(src), "r"(bytes), "r"(smem_u32(bar))
-                     : "memory");
-    }
-#else
-    (void)bar;
-    if (src)
-        for (unsigned i = (unsigned)lane; i < bytes / 16; i += 32)
-            ((float4 *)dst)[i] = ((const float4 *)src)[i];
-    __syncwarp();
-#endif
-}
-
 /* One lane's part of a multi-piece fetch completing on `bar` (armed for all the pieces' bytes by
    pairs_arm): a bulk copy on sm_90, a plain copy by this lane elsewhere (ordered by the caller's
    barrier before any use). */
@@ -124,6 +94,32 @@ __device__ __forceinline__ void pairs_arm(unsigned long long *bar, unsigned byte
 #else
     (void)bar;
     (void)bytes;
+#endif
+}
+
+/* Warp-collective (every lane calls): fetch `bytes` (a multiple of 16) from global `src` into shared
+   `dst`, or with src NULL nothing (the buffer's phase still completes). sm_90: lane 0 arms the mbarrier
+   and issues one bulk copy that completes on it (wait with pairs_wait); older targets: the warp copies
+   and syncs (pairs_wait returns at once). */
+__device__ __forceinline__ void pairs_fetch(float *dst, const float *src, unsigned bytes, unsigned long long *bar,
+                                            int lane)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (lane == 0) {
+        if (!src) {
+            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
+            return;
+        }
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); /* the warp's reads of dst come first */
+        pairs_arm(bar, bytes);
+        pairs_piece(dst, src, bytes, bar);
+    }
+#else
+    (void)bar;
+    if (src)
+        for (unsigned i = (unsigned)lane; i < bytes / 16; i += 32)
+            ((float4 *)dst)[i] = ((const float4 *)src)[i];
+    __syncwarp();
 #endif
 }
 
