@@ -7,7 +7,7 @@
  * conventions, both state layouts, Dk/Dv 64, 128, 256 and 64/128 mixed, T in {1, 2, 15, 16, 17,
  * 63, 64, 65, 1000}, head ratios 1-4, packed batches with empty sequences, pools in place and
  * moving, dense and slotted capture (also into the state pool, with the state after each
- * sequence's last token into its own write slot), strided views, slow and fast decay, bf16 and f16
+ * sequence's last token into its own write slot), strided views, slow, fast and edge decays, bf16 and f16
  * outputs; and the same, with the chunked algorithm forced on (no capture), with T around the chunk
  * boundaries (C-1, C, C+1, 2C+1 for C = GDN_CHUNK_C, and 1000), Dk and Dv not multiples of 16,
  * 1-4 value heads per key head, and extreme decays over long sequences; on AVX-512, the same once
@@ -108,6 +108,8 @@ static int requirement(int i, const gdn_check_case *c, char *name, size_t len)
         REQ(c->strided == s, "strided=%d", s);
     REQ(c->decay == GDN_CHECK_DECAY_SLOW, "slow decay");
     REQ(c->decay == GDN_CHECK_DECAY_FAST, "fast decay");
+    REQ(c->decay == GDN_CHECK_DECAY_EDGE, "edge decays (exactly 1, 0, |g| <= 1e-7)");
+    REQ(c->decay == GDN_CHECK_DECAY_EDGE && p->gate == GDN_GATE_LINEAR, "linear gate with decays exactly 0 and 1");
     REQ(c->no_output, "no output (replay)");
     REQ(c->threads != 1, "several threads");
     /* the chunked algorithm (forced on, no capture: capture always runs the token loop) */
@@ -145,6 +147,9 @@ static int requirement(int i, const gdn_check_case *c, char *name, size_t len)
         REQ(ch && c->strided == s, "chunked: strided=%d", s);
     REQ(ch && c->decay == GDN_CHECK_DECAY_SLOW, "chunked: slow decay");
     REQ(ch && c->decay == GDN_CHECK_DECAY_FAST, "chunked: fast decay");
+    REQ(ch && c->decay == GDN_CHECK_DECAY_EDGE && longest(c) >= 1000, "chunked: edge decays, T >= 1000");
+    REQ(ch && c->decay == GDN_CHECK_DECAY_EDGE && p->gate == GDN_GATE_LINEAR,
+        "chunked: linear gate with decays exactly 0 and 1");
     REQ(ch && c->decay != GDN_CHECK_DECAY_MODEL && longest(c) >= 1000, "chunked: extreme decay, T >= 1000");
     REQ(ch && c->no_output, "chunked: no output (replay)");
     REQ(ch && c->threads != 1, "chunked: several threads");
@@ -201,6 +206,7 @@ static int requirement_bf16(int i, const gdn_check_case *c, char *name, size_t l
         REQ(b && c->strided == s, "bf16 products: strided=%d", s);
     REQ(b && c->decay == GDN_CHECK_DECAY_SLOW && longest(c) >= 1000, "bf16 products: slow decay, T >= 1000");
     REQ(b && c->decay == GDN_CHECK_DECAY_FAST && longest(c) >= 1000, "bf16 products: fast decay, T >= 1000");
+    REQ(b && c->decay == GDN_CHECK_DECAY_EDGE && longest(c) >= 1000, "bf16 products: edge decays, T >= 1000");
     REQ(b && c->no_output, "bf16 products: no output (replay)");
     REQ(b && c->threads != 1, "bf16 products: several threads");
 #undef REQ

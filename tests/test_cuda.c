@@ -195,7 +195,7 @@ static void random_case(gdn_check_case *c, gdn_rng *r)
     default: c->capture = GDN_CAPTURE_SLOTS; c->capture_in_pool = c->capture_last_in_write_slot = 1; break;
     }
     c->strided = (int)gdn_rng_below(r, GDN_CHECK_STRIDED_MAX + 1);
-    c->decay = (gdn_check_decay)gdn_rng_below(r, 3);
+    c->decay = (gdn_check_decay)gdn_rng_below(r, 4); /* model, slow, fast, edge */
     c->no_output = gdn_rng_below(r, 5) == 0;
     c->default_slots = c->pool == GDN_CHECK_POOL_INPLACE && gdn_rng_below(r, 2);
     /* keep the float64 reference affordable */
@@ -321,7 +321,7 @@ static void run_matrix(int count)
             case 1: c.pool = GDN_CHECK_POOL_MOVE; break;
             default: c.pool = GDN_CHECK_POOL_INPLACE; c.default_slots = 1;
             }
-            c.decay = (gdn_check_decay)gdn_rng_below(&fr, 3);
+            c.decay = (gdn_check_decay)gdn_rng_below(&fr, 4);
             c.no_output = gdn_rng_below(&fr, 5) == 0;
             c.seed = gdn_rng_u64(&fr);
             ran++;

@@ -434,6 +434,13 @@ gdn_check_instance *gdn_check_instance_create(const gdn_check_case *c, char *err
             glog = -30.0 * gdn_rng_uniform(&rng);
             a = inv_softplus(-glog / A) - (double)in->dt_bias[h];
             break;
+        case GDN_CHECK_DECAY_EDGE: {
+            const uint64_t pick = gdn_rng_below(&rng, 4);
+            glog = pick == 0 ? 0.0 : pick == 1 ? -1e4 : pick == 2 ? -1e-7 * gdn_rng_uniform(&rng)
+                                                                   : -30.0 * gdn_rng_uniform(&rng);
+            a = inv_softplus(-glog / A) - (double)in->dt_bias[h]; /* g = 0: softplus(a) = 1e-30 */
+            break;
+        }
         default:
             a = 0.5 * gdn_rng_normal(&rng);
             glog = -A * softplus(a + (double)in->dt_bias[h]);
@@ -1195,7 +1202,7 @@ static const char *gate_name(gdn_gate g)
 
 void gdn_check_describe(const gdn_check_case *c, char *buf, size_t len)
 {
-    static const char *decay[] = {"model", "slow", "fast"};
+    static const char *decay[] = {"model", "slow", "fast", "edge"};
     static const char *pool[] = {"none", "inplace", "move"};
     static const char *capture[] = {"none", "dense", "slots"};
     static const char *strided[] = {"contig", "padded", "permuted", "inner2"};
@@ -1231,7 +1238,7 @@ void gdn_check_describe(const gdn_check_case *c, char *buf, size_t len)
              : p->algo == GDN_ALGO_CHUNKED   ? "chunked"
                                              : "?",
              p->num_k_heads,
-             p->num_v_heads, p->k_dim, p->v_dim, batch, (unsigned)c->decay <= 2 ? decay[c->decay] : "?",
+             p->num_v_heads, p->k_dim, p->v_dim, batch, (unsigned)c->decay <= 3 ? decay[c->decay] : "?",
              (unsigned)c->pool <= 2 ? pool[c->pool] : "?",
              c->pool == GDN_CHECK_POOL_INPLACE && c->default_slots ? "(default slots)" : "", cap,
              (unsigned)c->strided <= 3 ? strided[c->strided] : "?", c->no_output ? " no-output" : "",

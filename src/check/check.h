@@ -23,7 +23,10 @@
 typedef enum gdn_check_decay {
     GDN_CHECK_DECAY_MODEL = 0, /* g from the model's gate formula with Qwen-like A_log, dt_bias */
     GDN_CHECK_DECAY_SLOW = 1,  /* |g| in [1e-5, 1e-3] per token */
-    GDN_CHECK_DECAY_FAST = 2   /* |g| up to 30 per token */
+    GDN_CHECK_DECAY_FAST = 2,  /* |g| up to 30 per token */
+    GDN_CHECK_DECAY_EDGE = 3   /* per token one of: decay exactly 1 (g = 0), decay 0 (g = -1e4: exp
+                                  underflows; exactly 0 in the linear convention), |g| <= 1e-7, |g| up
+                                  to 30 */
 } gdn_check_decay;
 
 typedef enum gdn_check_pool {

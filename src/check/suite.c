@@ -59,7 +59,7 @@ static int nvals(int p)
     case P_CAP: return 6;     /* none, dense, slots, slots in the pool (the last token's also into the
                                  write slot), slots by position */
     case P_STRIDED: return GDN_CHECK_STRIDED_MAX + 1;
-    case P_DECAY: return 3;
+    case P_DECAY: return 4;
     case P_NOOUT: return 4;   /* 1 of 4 without output */
     case P_THREADS: return 3; /* 0 (all), 1, 3 */
     case P_SLOTBITS: return 4;
@@ -354,9 +354,10 @@ static size_t chunked_block(gdn_check_case *cases, size_t max, size_t n, gdn_isa
     c.problem.k_dim = c.problem.v_dim = 64;
     c.B = 1;
     c.pool = GDN_CHECK_POOL_INPLACE;
-    /* long sequences with extreme decays: |g| up to 30 per token, and |g| <= 1e-3 */
+    /* long sequences with extreme decays: |g| up to 30 per token, |g| <= 1e-3, and the edges (decay
+       exactly 1, decay 0, |g| <= 1e-7 mixed per token) */
     c.T = quick ? 1000 : 4096;
-    for (int d = GDN_CHECK_DECAY_SLOW; d <= GDN_CHECK_DECAY_FAST; d++) {
+    for (int d = GDN_CHECK_DECAY_SLOW; d <= GDN_CHECK_DECAY_EDGE; d++) {
         c.decay = (gdn_check_decay)d;
         c.seed = gdn_rng_u64(&b.rng);
         n = emit(cases, max, n, &c);
