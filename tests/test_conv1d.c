@@ -28,6 +28,7 @@
 #include "core/dtype.h"
 #include "gdn/gdn.h"
 #include "ref/ref.h"
+#include "guard.h"
 
 static int failures, checks;
 
@@ -719,6 +720,11 @@ static fixture make(int is_packed)
     return f;
 }
 
+/* The buffers a call may write (outputs, state pool, capture pools). */
+#define GUARDED                                                                                                  \
+    (const guard_buf[]) { {ey, sizeof ey}, {epool, sizeof epool}, {ecpool, sizeof ecpool}, {edcap, sizeof edcap} }
+
+/* Outputs get a recognisable pattern; returns a snapshot of them. */
 static unsigned char *poison(void)
 {
     memset(ey, 0x5A, sizeof ey);
@@ -726,19 +732,12 @@ static unsigned char *poison(void)
     memset(edcap, 0x7C, sizeof edcap);
     for (size_t i = 0; i < sizeof epool / sizeof epool[0]; i++)
         epool[i] = (float)i * 1e-3f;
-    unsigned char *c = (unsigned char *)malloc(sizeof ey + sizeof epool + sizeof ecpool + sizeof edcap);
-    memcpy(c, ey, sizeof ey);
-    memcpy(c + sizeof ey, epool, sizeof epool);
-    memcpy(c + sizeof ey + sizeof epool, ecpool, sizeof ecpool);
-    memcpy(c + sizeof ey + sizeof epool + sizeof ecpool, edcap, sizeof edcap);
-    return c;
+    return guard_snapshot(GUARDED, 4);
 }
 
 static int unchanged(const unsigned char *c)
 {
-    return !memcmp(c, ey, sizeof ey) && !memcmp(c + sizeof ey, epool, sizeof epool) &&
-           !memcmp(c + sizeof ey + sizeof epool, ecpool, sizeof ecpool) &&
-           !memcmp(c + sizeof ey + sizeof epool + sizeof ecpool, edcap, sizeof edcap);
+    return guard_unchanged(c, GUARDED, 4);
 }
 
 static void expect(gdn_context *ctx, const char *what, const fixture *f, int null_p, int null_b, int null_t,

@@ -12,6 +12,7 @@
 
 #include "gdn/gdn.h"
 #include "cpu/cpuid.h"
+#include "guard.h"
 
 static int failures, checks;
 
@@ -106,7 +107,11 @@ static void shared_caps(fixture *f, int32_t c0, int32_t c1, int32_t c2, int32_t 
     cap_slots[5] = c5;
 }
 
-/* Outputs get a recognisable pattern; returns a heap copy of all three. */
+/* The buffers a call may write (outputs, state pool, capture pools). */
+#define GUARDED                                                                                                  \
+    (const guard_buf[]) { {out, sizeof out}, {pool, sizeof pool}, {cpool, sizeof cpool}, {dense_cap, sizeof dense_cap} }
+
+/* Outputs get a recognisable pattern; returns a snapshot of them. */
 static unsigned char *poison(void)
 {
     memset(out, 0x5A, sizeof out);
@@ -114,19 +119,12 @@ static unsigned char *poison(void)
     memset(dense_cap, 0x7C, sizeof dense_cap);
     for (size_t i = 0; i < sizeof pool / sizeof pool[0]; i++)
         pool[i] = (float)i * 1e-3f;
-    unsigned char *c = (unsigned char *)malloc(sizeof out + sizeof pool + sizeof cpool + sizeof dense_cap);
-    memcpy(c, out, sizeof out);
-    memcpy(c + sizeof out, pool, sizeof pool);
-    memcpy(c + sizeof out + sizeof pool, cpool, sizeof cpool);
-    memcpy(c + sizeof out + sizeof pool + sizeof cpool, dense_cap, sizeof dense_cap);
-    return c;
+    return guard_snapshot(GUARDED, 4);
 }
 
 static int unchanged(const unsigned char *c)
 {
-    return memcmp(c, out, sizeof out) == 0 && memcmp(c + sizeof out, pool, sizeof pool) == 0 &&
-           memcmp(c + sizeof out + sizeof pool, cpool, sizeof cpool) == 0 &&
-           memcmp(c + sizeof out + sizeof pool + sizeof cpool, dense_cap, sizeof dense_cap) == 0;
+    return guard_unchanged(c, GUARDED, 4);
 }
 
 /* Run f (with NULL substitutions) and check status, message and that nothing was written. */
