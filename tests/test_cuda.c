@@ -86,6 +86,20 @@ static double now(void)
 
 static double worst_out, worst_state, worst_cap;
 
+/* The Qwen3.6-35B-A3B layer (Hk=16, Hv=32, Dk=Dv=128, qk_l2norm) with activations of dtype dt, every
+   other field zero (f32 output, log gate, model decay, no pool). */
+static gdn_check_case qwen_case(gdn_dtype dt)
+{
+    gdn_check_case c;
+    memset(&c, 0, sizeof c);
+    c.problem.num_k_heads = 16;
+    c.problem.num_v_heads = 32;
+    c.problem.k_dim = c.problem.v_dim = 128;
+    c.problem.dtype = dt;
+    c.problem.qk_l2norm = 1;
+    return c;
+}
+
 /* Run one case on the backend under test; counts it, prints a failure, keeps the worst passing errors;
    the result in *res when res is not NULL. */
 static int run_case_r(gdn_check_case *c, const char *what, size_t i, gdn_check_result *res)
@@ -222,12 +236,8 @@ static void run_matrix(int count)
     /* the Qwen3.6 layers: decode, verify T = 4 with capture (dense; slots into the pool, vLLM
      * style), ratio 3 (the 27B model), bf16 */
     gdn_check_case c;
-    memset(&c, 0, sizeof c);
-    c.problem.num_k_heads = 16;
-    c.problem.num_v_heads = 32;
-    c.problem.k_dim = c.problem.v_dim = 128;
-    c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
-    c.problem.qk_l2norm = 1;
+    c = qwen_case(GDN_DTYPE_BF16);
+    c.problem.out_dtype = GDN_DTYPE_BF16;
     c.B = 3;
     c.T = 1;
     c.pool = GDN_CHECK_POOL_MOVE;
@@ -258,12 +268,8 @@ static void run_matrix(int count)
     /* the fast path's shapes (src/cuda/fast.cuh: dense, default slots or slot arrays, no capture, vk,
      * contiguous, Dk = Dv in {32, 64, 128, 256}, T <= 8): the Qwen3.6 layer at decode B=1 and
      * verify T=4, ratio 3, then every dim, dtype and token count with the other options drawn */
-    memset(&c, 0, sizeof c);
-    c.problem.num_k_heads = 16;
-    c.problem.num_v_heads = 32;
-    c.problem.k_dim = c.problem.v_dim = 128;
-    c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
-    c.problem.qk_l2norm = 1;
+    c = qwen_case(GDN_DTYPE_BF16);
+    c.problem.out_dtype = GDN_DTYPE_BF16;
     c.pool = GDN_CHECK_POOL_INPLACE;
     c.default_slots = 1;
     c.B = 1;
@@ -448,12 +454,7 @@ static void run_large(void)
     failed += !run_case(&c, "large B=3000 T=2 capture", 0);
     /* the Qwen3.6 shape at a batch where the fast path's CTAs walk several state tiles (J > 1) */
     for (int T = 1; T <= 4; T += 3) {
-        memset(&c, 0, sizeof c);
-        c.problem.num_k_heads = 16;
-        c.problem.num_v_heads = 32;
-        c.problem.k_dim = c.problem.v_dim = 128;
-        c.problem.dtype = GDN_DTYPE_BF16;
-        c.problem.qk_l2norm = 1;
+        c = qwen_case(GDN_DTYPE_BF16);
         c.B = 48;
         c.T = T;
         c.pool = GDN_CHECK_POOL_INPLACE;
@@ -477,13 +478,9 @@ static void run_large(void)
     c.default_slots = 1;
     c.seed = 15;
     failed += !run_case(&c, "large B=20 D=256 T=3 fast decay (pairs kernel)", 0);
-    memset(&c, 0, sizeof c);
-    c.problem.num_k_heads = 16;
-    c.problem.num_v_heads = 32;
-    c.problem.k_dim = c.problem.v_dim = 128;
-    c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_F16;
+    c = qwen_case(GDN_DTYPE_F16);
+    c.problem.out_dtype = GDN_DTYPE_F16;
     c.problem.gate = GDN_GATE_RAW;
-    c.problem.qk_l2norm = 1;
     c.B = 24;
     c.T = 8;
     c.pool = GDN_CHECK_POOL_MOVE;
