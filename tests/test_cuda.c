@@ -60,6 +60,7 @@
 #include <time.h>
 
 #include "check/check.h"
+#include "core/dtype.h"
 #include "check/rng.h"
 #include "cuda/cuda_backend.h"
 
@@ -919,46 +920,6 @@ static float conv_urand(gdn_rng *r, float lo, float hi)
     return lo + (hi - lo) * (float)gdn_rng_uniform(r);
 }
 
-static void conv_store(void *base, gdn_dtype t, int64_t i, float v)
-{
-    if (t == GDN_DTYPE_F32) {
-        ((float *)base)[i] = v;
-    } else if (t == GDN_DTYPE_BF16) { /* truncation is fine for inputs */
-        uint32_t u;
-        memcpy(&u, &v, 4);
-        ((uint16_t *)base)[i] = (uint16_t)(u >> 16);
-    } else { /* f16 of a value in (-2, 2): sign, exponent, 10 bits */
-        const float a = v < 0 ? -v : v;
-        uint16_t h = 0;
-        if (a >= 6.103515625e-05f) {
-            int e = 0;
-            float m = a;
-            while (m >= 2.0f) { m *= 0.5f; e++; }
-            while (m < 1.0f) { m *= 2.0f; e--; }
-            h = (uint16_t)(((e + 15) << 10) | (int)((m - 1.0f) * 1024.0f));
-        }
-        ((uint16_t *)base)[i] = (uint16_t)(h | (v < 0 ? 0x8000u : 0u));
-    }
-}
-
-static double conv_load(const void *base, gdn_dtype t, int64_t i)
-{
-    if (t == GDN_DTYPE_F32)
-        return ((const float *)base)[i];
-    const uint16_t h = ((const uint16_t *)base)[i];
-    if (t == GDN_DTYPE_BF16) {
-        const uint32_t u = (uint32_t)h << 16;
-        float f;
-        memcpy(&f, &u, 4);
-        return f;
-    }
-    const int e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 0 ? m * 5.9604644775390625e-8 : (1.0 + m / 1024.0) * (double)(1u << e) / 32768.0;
-    if (e == 31)
-        v = 1e300;
-    return (h & 0x8000) ? -v : v;
-}
-
 #define CONV_SENT 0xA5
 
 /* Runs the case on the CPU context (host buffers) and the device context (device copies of the same
@@ -1015,7 +976,7 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
     unsigned char *x = (unsigned char *)malloc(x_bytes), *x0 = (unsigned char *)malloc(x_bytes);
     memset(x, CONV_SENT, x_bytes);
     for (int64_t i = 0; i < ntok * xp; i++)
-        conv_store(x, c->dtype, i, conv_urand(&r, -1.5f, 1.5f));
+        gdn_store_f32(x, c->dtype, i, conv_urand(&r, -1.5f, 1.5f));
     memcpy(x0, x, x_bytes);
     float *w = (float *)malloc(sizeof(float) * (size_t)(C * W)), *bias = (float *)malloc(sizeof(float) * (size_t)C);
     for (int64_t i = 0; i < (int64_t)C * W; i++)
@@ -1257,7 +1218,7 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
                         bytes_ok &= !memcmp(cy + o, dyb + o, es);
                         continue;
                     }
-                    const double a = conv_load(dyb, c->dtype, tok * xp + ch), e = conv_load(cy, c->dtype, tok * xp + ch);
+                    const double a = gdn_load_f32(dyb, c->dtype, tok * xp + ch), e = gdn_load_f32(cy, c->dtype, tok * xp + ch);
                     num += (a - e) * (a - e);
                     den += e * e;
                 }
@@ -1608,7 +1569,7 @@ static void fill_sent(void *p, size_t bytes)
 static void rms_add(double *num, double *den, const void *a, const void *e, gdn_dtype t, int64_t off, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
-        const double x = conv_load(a, t, off + i), y = conv_load(e, t, off + i);
+        const double x = gdn_load_f32(a, t, off + i), y = gdn_load_f32(e, t, off + i);
         *num += (x - y) * (x - y);
         *den += y * y;
     }
@@ -1687,14 +1648,14 @@ static void replay_run(gdn_context *cpu, gdn_context *gpu, const replay_case *c,
         goto done;
     }
     for (int64_t i = 0; i < ntok * RPK * RPD; i++) {
-        conv_store(h[RB_Q], c->dtype, i, conv_urand(&r, -1.0f, 1.0f));
-        conv_store(h[RB_K], c->dtype, i, conv_urand(&r, -1.0f, 1.0f));
+        gdn_store_f32(h[RB_Q], c->dtype, i, conv_urand(&r, -1.0f, 1.0f));
+        gdn_store_f32(h[RB_K], c->dtype, i, conv_urand(&r, -1.0f, 1.0f));
     }
     for (int64_t i = 0; i < ntok * RPV * RPD; i++)
-        conv_store(h[RB_V], c->dtype, i, conv_urand(&r, -1.0f, 1.0f));
+        gdn_store_f32(h[RB_V], c->dtype, i, conv_urand(&r, -1.0f, 1.0f));
     for (int64_t i = 0; i < ntok * RPV; i++) {
-        conv_store(h[RB_G], c->gate_dtype, i, c->raw ? conv_urand(&r, -2.0f, 2.0f) : conv_urand(&r, -0.5f, -0.02f));
-        conv_store(h[RB_BETA], c->gate_dtype, i, c->raw ? conv_urand(&r, -2.0f, 2.0f) : conv_urand(&r, 0.1f, 0.9f));
+        gdn_store_f32(h[RB_G], c->gate_dtype, i, c->raw ? conv_urand(&r, -2.0f, 2.0f) : conv_urand(&r, -0.5f, -0.02f));
+        gdn_store_f32(h[RB_BETA], c->gate_dtype, i, c->raw ? conv_urand(&r, -2.0f, 2.0f) : conv_urand(&r, 0.1f, 0.9f));
     }
     for (int i = 0; i < RPV; i++) {
         ((float *)h[RB_ALOG])[i] = conv_urand(&r, -1.0f, 0.5f);
