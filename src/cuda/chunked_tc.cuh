@@ -118,7 +118,8 @@ __device__ __forceinline__ void frag_b(unsigned b[2], const float *M, int ld, in
 }
 
 /* One token's log decay from its gate value g, by the gate convention (beta = sigmoid(b) in place for
-   the raw gate), clamped at TC_LOGMIN. */
+   the raw gate), clamped at TC_LOGMIN; a NaN stays NaN (fmaxf would turn it into the clamp), so it
+   reaches the outputs as in the oracle. */
 __device__ __forceinline__ float gate_logdecay(const gdn_cuda_params &P, int h, float g, float *be)
 {
     float l;
@@ -130,7 +131,7 @@ __device__ __forceinline__ float gate_logdecay(const gdn_cuda_params &P, int h, 
         *be = 1.0f / (1.0f + expf(-*be));
         l = -expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]);
     }
-    return fmaxf(l, TC_LOGMIN);
+    return l < TC_LOGMIN ? TC_LOGMIN : l;
 }
 
 /* Rows [tc, tc + nt) of a q or k head into shared memory as f32 (zeros past nt and Dk), element by
