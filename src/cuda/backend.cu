@@ -699,7 +699,6 @@ done:
     return best;
 }
 
-/* An empty kernel that waits for earlier work as the compute kernels do (the launch floor). */
 /* The launch floor's kernels (measurements): mode 0 nothing; 1 each thread loads 32 bytes of `buf` after
    griddepcontrol.wait and stores them back (the memory round trip of a decode call at B=1, 512 CTAs);
    2 the same with the CTA's 4 KiB prefetched into L2 before the wait; 3 as 2 with a chain of four

@@ -9,7 +9,8 @@
  * by issue and shared-memory traffic, not HBM). Here each thread holds 16 columns of TWO rows (32
  * elements): the k_t, q_t slices it loads serve both rows (half the shared traffic per element), the
  * reduction has log2(D / 16) rounds, and the decay is applied lazily (below), so the update is one FMA
- * per element (ncu: 34 M instructions in the first form, 42 M with the item bookkeeping of this one).
+ * per element (ncu: 34 M instructions in the first form, 42 M in this one with its item bookkeeping, on a
+ * persistent grid at J = 2).
  *
  * Decomposition: items (sequence n, value head h, J consecutive tiles of TR rows), item it = (n * Hv + h)
  * * (TILES / J) + tile group; 128-thread CTAs, CTA b taking items b, b + gridDim.x, ... (the launcher
@@ -22,8 +23,8 @@
  * one bulk copy (cp.async.bulk, completing on the warp's mbarrier) into one of its NB = 2 shared-memory
  * buffers, NB tiles ahead along its sequence of tiles (across items), so the HBM stream holds no
  * registers and never waits for the arithmetic (ncu: no wait on a tile or on an item's inputs ever
- * retried); the rows go from the
- * buffer to registers, are updated over the T tokens and stored from registers (16-byte stores). A
+ * retried); the rows go from the buffer to registers, are updated over the T tokens and stored from
+ * registers (16-byte stores). A
  * negative read slot fetches nothing (zeros), a negative write slot stores nothing. The item's inputs
  * (q and k rows, the tiles' v values) come by bulk copies too, one item ahead, into two input buffers;
  * its gates by plain loads, one item ahead. Before griddepcontrol.wait each warp prefetches its first

@@ -1201,8 +1201,18 @@ static kernel_fn pick_fast(int D, int *lpr, bool multi, int dtype, bool tiles, b
     }
 }
 
+/* log2 of the state tiles per CTA GDN_CUDA_FAST_J = fast_j > 0 asks for: the largest power of two up to
+   fast_j, `tiles` and 2^FAST_JLOG_MAX. */
+static int fast_jlog_asked(int fast_j, int tiles)
+{
+    int jlog = 0;
+    while ((2 << jlog) <= fast_j && (2 << jlog) <= tiles && jlog < FAST_JLOG_MAX)
+        jlog++;
+    return jlog;
+}
+
 /* fast_pairs_kernel (fast_pairs.cuh) for a multi-token call without capture, D = 128 or 256. J (state
- * tiles per item): 4, or GDN_CUDA_FAST_J (fast_j). Grid: one CTA per item (at most 2^31 - 1 CTAs: the
+ * tiles per item): 4 (a head has 4 or 16), or GDN_CUDA_FAST_J (fast_j). Grid: one CTA per item (at most 2^31 - 1 CTAs: the
  * CTAs then walk several), or with `persistent` the CTAs resident at once, each walking items
  * blockIdx.x + k * gridDim.x (GDN_CUDA_FAST_LPR=3; measured no faster). H200, verify T=4, B = 16 / 32 /
  * 64 / 256, one item per CTA at J = 1 / 2 / 4: 32.0 / 57.0 / 104.5 / 395.8 us, 28.2 / 48.5 / 85.5 / 292.2,
@@ -1227,13 +1237,7 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
             return e;
         raised[which].store(1, std::memory_order_relaxed);
     }
-    int jlog = 0;
-    if (fast_j > 0) {
-        while ((2 << jlog) <= fast_j && (2 << jlog) <= tiles && jlog < FAST_JLOG_MAX)
-            jlog++;
-    } else {
-        jlog = 2 < ilog2c(tiles) ? 2 : ilog2c(tiles);
-    }
+    const int jlog = fast_j > 0 ? fast_jlog_asked(fast_j, tiles) : 2;
     p.fast_jlog = jlog;
     const int smem = pairs_smem_bytes(D, (int)p.T, 1 << jlog, esz);
     const int64_t items = p.N * p.Hv * (tiles >> jlog);
@@ -1356,7 +1360,8 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
         gdn_cuda_fastdiv_init(&p.fd_hk, (unsigned)p.Hk);
         /* multi-token calls without capture on wide heads from 2 (sequence, head) pairs per SM: two rows
            per thread (fast_pairs.cuh; GDN_CUDA_FAST_LPR=2 forces it, 3 forces it on a persistent grid, 8,
-           16 or 32 asks for fast_kernel; H200 verify T=4 B=8: fast_kernel 15.35 us, fast_pairs 15.8) */
+           16 or 32 asks for fast_kernel; H200 verify T=4 B=8: fast_kernel 15.35 us, fast_pairs in its first
+           form 15.8) */
         if (p.T > 1 && p.cap_mode == GDN_CAPTURE_NONE && (p.Dk == 128 || p.Dk == 256) && !((uintptr_t)p.v & 15u) &&
             (fast_lpr % 100 == 2 || fast_lpr % 100 == 3 || (fast_lpr % 100 == 0 && p.N * p.Hv >= 2 * (int64_t)num_sms)))
             return launch_fast_pairs(p, cfg, num_sms, fast_j, fast_lpr % 100 == 3);
@@ -1375,8 +1380,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
            15.8 / 15.2 / 23.4) */
         int jlog = 0;
         if (fast_j > 0) {
-            while ((2 << jlog) <= fast_j && (2 << jlog) <= tiles && jlog < FAST_JLOG_MAX)
-                jlog++;
+            jlog = fast_jlog_asked(fast_j, tiles);
         } else {
             /* dense capture: up to 2 (B=64 T=4 at 16 lanes per row, J = 1 / 2 / 4 / 8: 232.1 / 214.9 /
                225.2 / 242.5 us; session 4 measured 212 / 216 / 227 / 244 and took 1) */
