@@ -9,7 +9,10 @@
  * written once, plus every captured state (f32, Hv*Dk*Dv*4 bytes each), over the median time.
  * Inputs are random (never zeros). Also measured: a device-to-device copy (bytes read + written).
  *
- * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--j-sweep] [--one B T]   (exit 0 when every case ran)
+ * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--j-sweep] [--one B T] [--slope]   (exit 0 when every
+ * case ran)
+ * --slope: only the per-token slope: B = 1, 8 and 64, T = 1 .. 8, no capture (the defaults, then decode through the
+ * staged kernel, GDN_CUDA_FAST_LPR=216).
  * --fast-sweep: the decode and verify cases on the general kernels (GDN_CUDA_FAST=0) and on the fast
  * path forced (GDN_CUDA_FAST=1) with 8, 16 and 32 lanes per state row (GDN_CUDA_FAST_LPR; plus 200:
  * decode through the staged kernel; 2: multi-token calls on fast_pairs_kernel, two rows per thread).
@@ -209,7 +212,7 @@ static int run_all(void *stream, const bcase *cs, size_t n, int reps, double cop
 
 int main(int argc, char **argv)
 {
-    int quick = 0, sweep = 0, fast_sweep = 0, j_sweep = 0;
+    int quick = 0, sweep = 0, fast_sweep = 0, j_sweep = 0, slope = 0;
     long long oneB = 0, oneT = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -219,6 +222,8 @@ int main(int argc, char **argv)
             oneT = atoll(argv[i + 2]);
             i += 2;
         }
+        else if (!strcmp(argv[i], "--slope"))
+            slope = 1;
         else if (!strcmp(argv[i], "--rpt-sweep"))
             sweep = 1;
         else if (!strcmp(argv[i], "--j-sweep"))
@@ -256,6 +261,23 @@ int main(int argc, char **argv)
         gdn_context_destroy(ctx);
         gdn_cuda_stream_destroy(stream);
         return ok ? 0 : 1;
+    }
+    if (slope) { /* the per-token slope of multi-token calls */
+        int bad = 0;
+        static const int64_t SB[3] = {1, 8, 64};
+        for (int b = 0; b < 3; b++)
+            for (int t = 1; t <= 8; t++) {
+                const bcase c = {"slope", SB[b], t, GDN_CAPTURE_NONE, 0, 0};
+                bad += !run(ctx, &c, reps, copy_bw);
+            }
+        gdn_context_destroy(ctx);
+        setenv("GDN_CUDA_FAST_LPR", "216", 1);
+        printf("-- GDN_CUDA_FAST_LPR=216 (decode through the staged kernel)\n");
+        static const bcase ST[] = {{"slope", 1, 1, GDN_CAPTURE_NONE, 0, 0}, {"slope", 64, 1, GDN_CAPTURE_NONE, 0, 0}};
+        bad += run_all(stream, ST, 2, reps, copy_bw);
+        unsetenv("GDN_CUDA_FAST_LPR");
+        gdn_cuda_stream_destroy(stream);
+        return bad ? 1 : 0;
     }
     static const bcase CASES[] = {
         {"decode", 1, 1, GDN_CAPTURE_NONE, 0, 0},
