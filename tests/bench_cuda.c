@@ -245,9 +245,9 @@ int main(int argc, char **argv)
            gdn_cuda_launch_floor_us(128, 50, 1, 0), gdn_cuda_launch_floor_us(128, 50, 0, 0));
     printf("memory round trip of a decode call at B=1 (512 blocks load and store 32 bytes per thread of one 2 MiB "
            "buffer after the wait): %.2f us per call; prefetched into L2 before the wait %.2f us; with a "
-           "4-round shuffle chain %.2f us\n",
+           "4-round shuffle chain %.2f us; prefetched, through one bulk copy each way per CTA %.2f us\n",
            gdn_cuda_launch_floor_us(128, 50, 1, 1), gdn_cuda_launch_floor_us(128, 50, 1, 2),
-           gdn_cuda_launch_floor_us(128, 50, 1, 3));
+           gdn_cuda_launch_floor_us(128, 50, 1, 3), gdn_cuda_launch_floor_us(128, 50, 1, 4));
     printf("layer: Hk=%d Hv=%d Dk=Dv=%d, bf16 q/k/v/out, f32 g/beta, f32 state; CUDA graph of `pools` calls, "
            "median per call\n", HK, HV, D);
     void *stream = gdn_cuda_stream_create();

@@ -103,7 +103,7 @@ double gdn_cuda_copy_bandwidth(size_t bytes, int reps);
  * mode 0: empty kernels of 256 blocks of 128 threads; 1..3: 512 blocks whose threads load 32 bytes of
  * one 2 MiB buffer after the wait and store them back (a decode call's memory round trip at B=1), 2 and
  * 3 with each block's 4 KiB prefetched into L2 before the wait, 3 with four dependent shuffle rounds
- * between load and store. 0 on failure. */
+ * between load and store, 4 prefetched and through one 4 KiB bulk copy each way per block. 0 on failure. */
 double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl, int mode);
 
 #ifdef __cplusplus

@@ -1212,7 +1212,8 @@ static int fast_jlog_asked(int fast_j, int tiles)
 }
 
 /* fast_pairs_kernel (fast_pairs.cuh) for a multi-token call without capture, D = 128 or 256. J (state
- * tiles per item): 4 (a head has 4 or 16), or GDN_CUDA_FAST_J (fast_j). Grid: one CTA per item (at most 2^31 - 1 CTAs: the
+ * tiles per item): 4 (a head has 4 or 16; fewer where 4 would leave fewer than 4 CTAs per SM), or
+ * GDN_CUDA_FAST_J (fast_j). Grid: one CTA per item (at most 2^31 - 1 CTAs: the
  * CTAs then walk several), or with `persistent` the CTAs resident at once, each walking items
  * blockIdx.x + k * gridDim.x (GDN_CUDA_FAST_LPR=3; measured no faster). H200, verify T=4, B = 16 / 32 /
  * 64 / 256, one item per CTA at J = 1 / 2 / 4: 32.0 / 57.0 / 104.5 / 395.8 us, 28.2 / 48.5 / 85.5 / 292.2,
@@ -1237,22 +1238,46 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
             return e;
         raised[which].store(1, std::memory_order_relaxed);
     }
-    const int jlog = fast_j > 0 ? fast_jlog_asked(fast_j, tiles) : 2;
+    /* CTAs resident per SM for a call's shared memory at 2^jl tiles per item (cached per kernel, T, J) */
+    static std::atomic<int> occ[6 * (FAST_TMAX + 1) * (FAST_JLOG_MAX + 1)];
+    auto resident = [&](int jl, int *per_sm) -> cudaError_t {
+        std::atomic<int> &o = occ[(which * (FAST_TMAX + 1) + (int)p.T) * (FAST_JLOG_MAX + 1) + jl];
+        *per_sm = o.load(std::memory_order_relaxed);
+        if (*per_sm)
+            return cudaSuccess;
+        cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            per_sm, fn, FAST_THREADS, (size_t)pairs_smem_bytes(D, (int)p.T, 1 << jl, esz));
+        if (e != cudaSuccess)
+            return e;
+        *per_sm = *per_sm > 0 ? *per_sm : 1;
+        o.store(*per_sm, std::memory_order_relaxed);
+        return cudaSuccess;
+    };
+    /* 4 tiles per item, fewer where the item's inputs would leave fewer than 4 CTAs per SM and fewer tiles
+       give more (D = 128 bf16: T = 8 at 2 tiles; H200 verify B=64 T = 7 / 8: 104.3 / 134.0 us at 4 tiles,
+       T = 8 130.2 us at 2) */
+    int jlog = 2, per_sm = 0;
+    if (fast_j > 0) {
+        jlog = fast_jlog_asked(fast_j, tiles);
+    } else {
+        cudaError_t e = resident(jlog, &per_sm);
+        for (int jl = 1; e == cudaSuccess && per_sm < 4 && jl >= 0; jl--) { /* fewer tiles only for more CTAs */
+            int fewer = 0;
+            e = resident(jl, &fewer);
+            if (fewer > per_sm)
+                jlog = jl, per_sm = fewer;
+        }
+        if (e != cudaSuccess)
+            return e;
+    }
     p.fast_jlog = jlog;
     const int smem = pairs_smem_bytes(D, (int)p.T, 1 << jlog, esz);
     const int64_t items = p.N * p.Hv * (tiles >> jlog);
     int64_t grid = items;
-    if (persistent) { /* CTAs resident per SM for this call's shared memory (cached per kernel, T, J) */
-        static std::atomic<int> occ[6 * (FAST_TMAX + 1) * (FAST_JLOG_MAX + 1)];
-        std::atomic<int> &o = occ[(which * (FAST_TMAX + 1) + (int)p.T) * (FAST_JLOG_MAX + 1) + jlog];
-        int per_sm = o.load(std::memory_order_relaxed);
-        if (!per_sm) {
-            cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, FAST_THREADS, (size_t)smem);
-            if (e != cudaSuccess)
-                return e;
-            per_sm = per_sm > 0 ? per_sm : 1;
-            o.store(per_sm, std::memory_order_relaxed);
-        }
+    if (persistent) { /* the CTAs resident at once */
+        cudaError_t e = resident(jlog, &per_sm);
+        if (e != cudaSuccess)
+            return e;
         grid = items < (int64_t)per_sm * num_sms ? items : (int64_t)per_sm * num_sms;
     }
     if (grid > 0x7fffffff)
