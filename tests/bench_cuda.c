@@ -217,7 +217,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
-        else if (!strcmp(argv[i], "--one") && i + 2 < argc) { /* one case, few reps (for ncu) */
+        else if (!strcmp(argv[i], "--one") && i + 2 < argc) { /* one case, 20 replays (ncu: -c 1) */
             oneB = atoll(argv[i + 1]);
             oneT = atoll(argv[i + 2]);
             i += 2;
@@ -257,7 +257,7 @@ int main(int argc, char **argv)
     const int reps = quick ? 30 : 200;
     if (oneB > 0 && oneT > 0) {
         const bcase one = {"one", oneB, oneT, GDN_CAPTURE_NONE, 0, 0};
-        const int ok = run(ctx, &one, 3, copy_bw);
+        const int ok = run(ctx, &one, 20, copy_bw);
         gdn_context_destroy(ctx);
         gdn_cuda_stream_destroy(stream);
         return ok ? 0 : 1;
