@@ -239,7 +239,10 @@ int main(int argc, char **argv)
     gdn_rng_seed(&g_rng, 2026);
     const double copy_bw = gdn_cuda_copy_bandwidth((size_t)1 << 30, 20);
     printf("device 0: %s\n", name);
-    printf("device-to-device copy of 1 GiB: %.2f TB/s (read + written, median of 20)\n", copy_bw / 1e12);
+    printf("device-to-device copy of 1 GiB: %.2f TB/s (read + written, median of 20); of 128 MiB (a B=64 state): "
+           "%.2f TB/s, of 512 MiB (B=256): %.2f TB/s (8 and 2 copies back to back per timing)\n",
+           copy_bw / 1e12, gdn_cuda_copy_bandwidth((size_t)128 << 20, 20) / 1e12,
+           gdn_cuda_copy_bandwidth((size_t)512 << 20, 20) / 1e12);
     printf("launch floor: graph of 128 empty kernels (256 blocks, waiting as gdn's do): %.2f us per call with "
            "programmatic dependent launches, %.2f us without\n",
            gdn_cuda_launch_floor_us(128, 50, 1, 0), gdn_cuda_launch_floor_us(128, 50, 0, 0));

@@ -95,7 +95,8 @@ gdn_status gdn_cuda_time_conv1d(struct gdn_context *ctx, const gdn_conv_problem 
                                 const gdn_conv_tensors *tensors, int n_calls, int warmup, int reps, int graph,
                                 double *median_us, double *min_us, char *err, size_t err_len);
 
-/* Device-to-device copy rate (bytes read + written per second) over `bytes`, median of reps. */
+/* Device-to-device copy rate (bytes read + written per second) over `bytes`, median of reps; buffers under 1 GiB
+ * are copied min(16, 1 GiB / bytes) times back to back per timing (ping-pong between two buffers). */
 double gdn_cuda_copy_bandwidth(size_t bytes, int reps);
 
 /* The launch floor: microseconds per call of a CUDA graph of n_calls kernels, each waiting for the
