@@ -5,8 +5,8 @@
  *   read/write slot arrays (vLLM; their contents checked by the check kernel first: the kernel waits for
  *   it and writes nothing after an error; a negative read slot reads zeros, a negative write slot
  *   writes nothing), no capture or a contiguous 16-byte aligned dense capture
- *   [B, T, Hv, D, D] (its stores streaming, __stcs, and
- *   then the state's loads and stores too), a state pool, vk layout, Dk = Dv = D in
+ *   [B, T, Hv, D, D] (its stores streaming, __stcs; with it the
+ *   state's own loads and stores stream too), a state pool, vk layout, Dk = Dv = D in
  *   {32, 64, 128, 256}, 1 <= T <= FAST_TMAX, no batch.num_tokens, contiguous q, k, v, g, beta and out
  *   (out may be absent),
  *   state rows contiguous (pool [slots, Hv, D, D] with unit column stride and row stride D), 16-byte
