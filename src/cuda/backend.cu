@@ -28,6 +28,13 @@ struct gdn_cuda_context {
     gdn_cuda_words *host_words;  /* pinned, for synchronize */
     unsigned long long *stamps;  /* device, zero between calls */
     int64_t stamps_cap;
+    int chunk_split;             /* GDN_CUDA_CHUNK_SPLIT (tests, measurements): 1 = the two-pass chunked kernels
+                                    (chunked_split.cuh) where they apply, 0 (default) = chunk_tc_kernel */
+    int64_t ws_max;              /* workspace cap in floats (GDN_CUDA_CHUNK_WS_MB, default 2048 MiB) */
+    float *ws;                   /* device workspace of the two-pass chunked kernels, grown outside capture */
+    int64_t ws_cap;
+    float *ws_old[8];            /* earlier workspaces, kept until destroy (a captured graph may still use one) */
+    int ws_nold;
 };
 
 namespace {
@@ -109,6 +116,10 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->fast_lpr = fast_lpr ? atoi(fast_lpr) : 0;
     const char *fast_j = getenv("GDN_CUDA_FAST_J");
     c->fast_j = fast_j ? atoi(fast_j) : 0;
+    const char *split = getenv("GDN_CUDA_CHUNK_SPLIT");
+    c->chunk_split = split && split[0] == '1';
+    const char *wsmb = getenv("GDN_CUDA_CHUNK_WS_MB");
+    c->ws_max = (int64_t)(wsmb && atoi(wsmb) > 0 ? atoi(wsmb) : 2048) * (1 << 20) / 4;
     if ((e = cudaMalloc((void **)&c->words, sizeof *c->words)) != cudaSuccess ||
         (e = cudaMemset(c->words, 0, sizeof *c->words)) != cudaSuccess ||
         (e = cudaMallocHost((void **)&c->host_words, sizeof *c->host_words)) != cudaSuccess) {
@@ -131,6 +142,9 @@ void gdn_cuda_context_destroy(gdn_cuda_context *c)
     else
         (void)cudaDeviceSynchronize();
     cudaFree(c->stamps);
+    cudaFree(c->ws);
+    for (int i = 0; i < c->ws_nold; i++)
+        cudaFree(c->ws_old[i]);
     cudaFree(c->words);
     cudaFreeHost(c->host_words);
     (void)cudaGetLastError();
@@ -157,6 +171,41 @@ static void copy_strides(int64_t *dst, const gdn_view *v, int n)
 {
     for (int i = 0; i < n; i++)
         dst[i] = v->st[i];
+}
+
+/* The two-pass chunked kernels' workspace for the call (p->ws; NULL: the launcher takes chunk_tc_kernel):
+ * only with GDN_CUDA_CHUNK_SPLIT=1, within the cap, grown here outside graph capture, geometrically (a call
+ * captured before the workspace was grown runs the one-pass kernel; a failed allocation too). Earlier
+ * buffers stay allocated until the context is destroyed: a graph captured with one may be replayed. */
+static void chunk_workspace(gdn_cuda_context *c, gdn_cuda_params *p)
+{
+    p->ws = NULL;
+    if (!c->chunk_split)
+        return;
+    const int64_t need = gdn_cuda_chunk_workspace_floats(p);
+    if (need <= 0 || need > c->ws_max)
+        return;
+    if (need > c->ws_cap) {
+        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(c->stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
+            (void)cudaGetLastError();
+            return;
+        }
+        if (c->ws && c->ws_nold == (int)(sizeof c->ws_old / sizeof c->ws_old[0]))
+            return; /* grown too often: the one-pass kernel */
+        int64_t want = 2 * c->ws_cap > need ? 2 * c->ws_cap : need; /* geometric: few buffers kept */
+        want = want < c->ws_max ? want : c->ws_max;
+        float *w = NULL;
+        if (cudaMalloc((void **)&w, (size_t)want * sizeof(float)) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return;
+        }
+        if (c->ws) /* kept: a graph captured earlier may still read it */
+            c->ws_old[c->ws_nold++] = c->ws;
+        c->ws = w;
+        c->ws_cap = want;
+    }
+    p->ws = c->ws;
 }
 
 /* The index check (check.cu) in front of a call that has index arrays (cu_seqlens, slot arrays, a
@@ -273,6 +322,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     }
     if ((st = launch_check(c, &p, "gdn_forward", err, err_len)) != GDN_STATUS_SUCCESS)
         return st;
+    chunk_workspace(c, &p);
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
                                        c->fast_lpr, c->fast_j)) != cudaSuccess) {
         (void)cudaGetLastError();

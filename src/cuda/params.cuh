@@ -95,6 +95,7 @@ typedef struct gdn_cuda_params {
     int algo_chunked;  /* the chunked algorithm chosen (gdn_cuda_chunk_chosen): the chunked kernel where it applies */
     int chunk_tc;      /* the chunked kernel on tensor cores (problem.precision BF16, the CUDA default;
                           chunked_tc.cuh), else the f32 one (precision F32; chunked.cuh) */
+    float *ws;          /* the two-pass chunked kernels' workspace (chunked_split.cuh), or NULL */
     gdn_cuda_words *words;
     unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
 } gdn_cuda_params;
@@ -146,6 +147,9 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *p, cudaStream_t str
                                       int rpt, int fast, int fast_lpr, int fast_j);
 /* The kernel name for a key dimension (static string). */
 const char *gdn_cuda_recurrent_name(int k_dim);
+/* Floats of workspace the two-pass chunked kernels (chunked_split.cuh) would use for the call, 0 where they
+ * do not apply (fields read: algo_chunked, cap_mode, chunk_tc, Dk, Dv, cu, N, Hv, T). */
+int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p);
 
 /* The chunked kernel's name when a call with these properties takes it (chunked.cuh, chunked_tc.cuh),
  * else NULL. tc: problem.precision is not F32 (tensor cores). */

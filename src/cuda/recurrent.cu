@@ -1090,6 +1090,7 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
 #include "cuda/fast_pairs.cuh"
 #include "cuda/chunked.cuh"
 #include "cuda/chunked_tc.cuh"
+#include "cuda/chunked_split.cuh"
 
 /* --- launcher ------------------------------------------------------------------------------- */
 
@@ -1288,6 +1289,11 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
     return cudaLaunchKernelEx(&cfg, fn, p);
 }
 
+int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p)
+{
+    return chunk_prefill_ok(p) ? chunk_split_ws_floats(p) : 0;
+}
+
 const char *gdn_cuda_recurrent_name(int k_dim)
 {
     switch (key_vectors(k_dim)) {
@@ -1374,6 +1380,8 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
        chunked_tc.cuh) where it applies, else the token loop */
     if (chunk_prefill_ok(&p)) {
         p.qk_vec = qk_vec_ok(&p);
+        if (p.chunk_tc && p.ws && chunk_split_ok(&p)) /* the two passes where the context gave a workspace */
+            return launch_chunk_split(p, cfg);
         return p.chunk_tc ? launch_chunk_tc(p, cfg) : launch_chunk_prefill(p, cfg);
     }
 
