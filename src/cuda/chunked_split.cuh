@@ -88,19 +88,8 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_prep_kernel(const _
     float *wsb = P.ws + ((n * P.Hv + h) * nch + c) * split_wsb(DKP, DVP);
 
     /* inputs: gates, then every load of the k, q rows and the v values before the stores */
-    float gv = 0.f, be = 0.f;
-    if (tid < nt) {
-        const int64_t tt = tc + tid;
-        const int64_t go = b * P.gs[0] + tt * P.gs[1] + h * P.gs[2];
-        const int64_t bo = b * P.bs[0] + tt * P.bs[1] + h * P.bs[2];
-        if (P.gate_dtype == GDN_DTYPE_F32) {
-            gv = __ldg((const float *)P.g + go);
-            be = __ldg((const float *)P.beta + bo);
-        } else {
-            gv = cvt16(__ldg((const unsigned short *)P.g + go), P.gate_dtype);
-            be = cvt16(__ldg((const unsigned short *)P.beta + bo), P.gate_dtype);
-        }
-    }
+    float gv, be;
+    tc_load_gates(P, b, tc, nt, h, &gv, &be);
     {
         constexpr int NVV = TC_C * DVP / TC_THREADS;
         unsigned vraw[NVV];
@@ -108,31 +97,13 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_prep_kernel(const _
             uint4 kr[TC_C * DKP / 4 / TC_THREADS], qr[TC_C * DKP / 4 / TC_THREADS];
             tc_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, kr);
             tc_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, qr);
-#pragma unroll
-            for (int u = 0; u < NVV; u++) {
-                const int e = tid + u * TC_THREADS, t = e / DVP, r = e % DVP;
-                vraw[u] = 0u;
-                if (t < nt && r < Dv) {
-                    const int64_t vo = b * P.vs[0] + (tc + t) * P.vs[1] + (int64_t)h * P.vs[2] + (int64_t)r * P.vs[3];
-                    vraw[u] = P.dtype == GDN_DTYPE_F32 ? __ldg((const unsigned *)P.v + vo)
-                                                       : (unsigned)__ldg((const unsigned short *)P.v + vo);
-                }
-            }
+            tc_issue_v<DVP>(P, b, tc, nt, h, 0, Dv, vraw);
             tc_store_rows<DKP>(P, kr, Ks, ksc, 1.0f);
             tc_store_rows<DKP>(P, qr, Qs, qsc, P.scale);
         } else {
             tc_load_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Ks);
             tc_load_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qs);
-#pragma unroll
-            for (int u = 0; u < NVV; u++) {
-                const int e = tid + u * TC_THREADS, t = e / DVP, r = e % DVP;
-                vraw[u] = 0u;
-                if (t < nt && r < Dv) {
-                    const int64_t vo = b * P.vs[0] + (tc + t) * P.vs[1] + (int64_t)h * P.vs[2] + (int64_t)r * P.vs[3];
-                    vraw[u] = P.dtype == GDN_DTYPE_F32 ? __ldg((const unsigned *)P.v + vo)
-                                                       : (unsigned)__ldg((const unsigned short *)P.v + vo);
-                }
-            }
+            tc_issue_v<DVP>(P, b, tc, nt, h, 0, Dv, vraw);
         }
 #pragma unroll
         for (int u = 0; u < NVV; u++) {
@@ -150,39 +121,9 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_prep_kernel(const _
     __syncthreads();
     /* norms without the vector path (a warp per row); the running sums of the log decays (warp 7) */
     if (!P.qk_vec)
-        for (int e = warp; e < 2 * TC_C; e += TC_THREADS / 32) {
-            const float *row = e < TC_C ? Ks + e * LDK : Qs + (e - TC_C) * LDK;
-            float ss = 0.f;
-#pragma unroll
-            for (int cc = lane; cc < DKP; cc += 32)
-                ss = fmaf(row[cc], row[cc], ss);
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-                ss += __shfl_xor_sync(0xffffffffu, ss, o);
-            if (lane == 0) {
-                const float sc = P.l2norm ? rsqrtf(ss + 1e-6f) : 1.0f;
-                if (e < TC_C)
-                    ksc[e] = sc;
-                else
-                    qsc[e - TC_C] = sc * P.scale;
-            }
-        }
-    if (warp == 7) { /* inclusive scan of 64 log decays: two per lane */
-        const float a0 = lc[2 * lane], a1 = a0 + lc[2 * lane + 1];
-        float s = a1;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const float y = __shfl_up_sync(0xffffffffu, s, o);
-            if (lane >= o)
-                s += y;
-        }
-        const float ex = s - a1;
-        __syncwarp();
-        lc[2 * lane] = ex + a0;
-        lc[2 * lane + 1] = s;
-        gam[2 * lane] = expf(ex + a0);
-        gam[2 * lane + 1] = expf(s);
-    }
+        tc_row_norms<DKP>(P, Ks, Qs, ksc, qsc);
+    if (warp == 7)
+        tc_scan_decays(lc, gam);
     __syncthreads();
     if (tid < TC_C) /* the update's coefficients G[nt-1][j] ksc_j (0 past nt) */
         cf[tid] = tid < nt ? expf(lc[nt - 1] - lc[tid]) * ksc[tid] : 0.f;
@@ -255,30 +196,9 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_prep_kernel(const _
             *(float4 *)(kw + i * DKP + cc) = make_float4(tf32r(sk * kv.x), tf32r(sk * kv.y), tf32r(sk * kv.z), tf32r(sk * kv.w));
         }
     }
-    /* the diagonal block's inverse T_bb = (I - L_bb)^-1 of key warp bk = mt (chunk_tc's substitution) */
-    if (upd) {
-        __syncwarp();
-        if (lane < 16) {
-            const int cc = lane, o = 16 * mt;
-            float x[16];
-#pragma unroll
-            for (int i = 0; i < 16; i++) {
-                float s0 = 0.f, s1 = 0.f;
-#pragma unroll
-                for (int k = 0; k < i; k++) {
-                    const float l = Lm[(o + i) * LDA + o + k];
-                    if (k & 1)
-                        s1 = fmaf(l, x[k], s1);
-                    else
-                        s0 = fmaf(l, x[k], s0);
-                }
-                x[i] = i == cc ? 1.f : i > cc ? s0 + s1 : 0.f;
-            }
-#pragma unroll
-            for (int i = 0; i < 16; i++)
-                Tm[(o + i) * LDA + o + cc] = tf32r(x[i]);
-        }
-    }
+    /* the diagonal block's inverse T_bb = (I - L_bb)^-1 of key warp bk = mt */
+    if (upd)
+        tc_invert_diag(Lm, Tm, mt);
     __syncthreads();
     /* P to the workspace */
     {

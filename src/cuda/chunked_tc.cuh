@@ -235,19 +235,117 @@ __device__ __forceinline__ void tc_store_rows(const gdn_cuda_params &P, const ui
         sc[(threadIdx.x + u * TC_THREADS) / RL] = (P.l2norm ? rsqrtf(tot + 1e-6f) : 1.0f) * mul;
 }
 
-/* The tile's v values of the chunk, raw (zeros past nt and the tile's rows). */
+/* The chunk's v values of COLS consecutive rows of Dv from r0 (TC_R: a state tile), raw (zeros past nt and
+   the `rows` that exist). */
+template <int COLS = TC_R>
 __device__ __forceinline__ void tc_issue_v(const gdn_cuda_params &P, int64_t b, int64_t tc, int nt, int h, int r0,
-                                           int rows, unsigned (&raw)[TC_C * TC_R / TC_THREADS])
+                                           int rows, unsigned (&raw)[TC_C * COLS / TC_THREADS])
 {
 #pragma unroll
-    for (int u = 0; u < TC_C * TC_R / TC_THREADS; u++) {
-        const int e = threadIdx.x + u * TC_THREADS, t = e / TC_R, r = e % TC_R;
+    for (int u = 0; u < TC_C * COLS / TC_THREADS; u++) {
+        const int e = threadIdx.x + u * TC_THREADS, t = e / COLS, r = e % COLS;
         raw[u] = 0u;
         if (t < nt && r < rows) {
             const int64_t vo = b * P.vs[0] + (tc + t) * P.vs[1] + (int64_t)h * P.vs[2] + (int64_t)(r0 + r) * P.vs[3];
             raw[u] = P.dtype == GDN_DTYPE_F32 ? __ldg((const unsigned *)P.v + vo)
                                               : (unsigned)__ldg((const unsigned short *)P.v + vo);
         }
+    }
+}
+
+/* g_t and beta_t (raw) of token tc + threadIdx.x of sequence row b, head h, for threads below nt (others: 0). */
+__device__ __forceinline__ void tc_load_gates(const gdn_cuda_params &P, int64_t b, int64_t tc, int nt, int h, float *gv,
+                                              float *be)
+{
+    *gv = *be = 0.f;
+    if ((int)threadIdx.x < nt) {
+        const int64_t tt = tc + threadIdx.x;
+        const int64_t go = b * P.gs[0] + tt * P.gs[1] + h * P.gs[2];
+        const int64_t bo = b * P.bs[0] + tt * P.bs[1] + h * P.bs[2];
+        if (P.gate_dtype == GDN_DTYPE_F32) {
+            *gv = __ldg((const float *)P.g + go);
+            *be = __ldg((const float *)P.beta + bo);
+        } else {
+            *gv = cvt16(__ldg((const unsigned short *)P.g + go), P.gate_dtype);
+            *be = cvt16(__ldg((const unsigned short *)P.beta + bo), P.gate_dtype);
+        }
+    }
+}
+
+/* The rows' norm scales without the vector path (ksc; qsc with the attention scale): a warp per row, every
+   warp of the CTA calls it. */
+template <int DKP>
+__device__ __forceinline__ void tc_row_norms(const gdn_cuda_params &P, const float *Ks, const float *Qs, float *ksc,
+                                             float *qsc)
+{
+    constexpr int LDK = tc_ldk(DKP);
+    const int lane = threadIdx.x & 31;
+    for (int e = threadIdx.x >> 5; e < 2 * TC_C; e += TC_THREADS / 32) {
+        const float *row = e < TC_C ? Ks + e * LDK : Qs + (e - TC_C) * LDK;
+        float ss = 0.f;
+#pragma unroll
+        for (int c = lane; c < DKP; c += 32)
+            ss = fmaf(row[c], row[c], ss);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            ss += __shfl_xor_sync(0xffffffffu, ss, o);
+        if (lane == 0) {
+            const float sc = P.l2norm ? rsqrtf(ss + 1e-6f) : 1.0f;
+            if (e < TC_C)
+                ksc[e] = sc;
+            else
+                qsc[e - TC_C] = sc * P.scale;
+        }
+    }
+}
+
+/* One warp: the inclusive scan of the chunk's 64 log decays lc (two per lane) into their running sums, and
+   gam = exp of them. */
+__device__ __forceinline__ void tc_scan_decays(float *lc, float *gam)
+{
+    const int lane = threadIdx.x & 31;
+    const float a0 = lc[2 * lane], a1 = a0 + lc[2 * lane + 1];
+    float s = a1;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const float y = __shfl_up_sync(0xffffffffu, s, o);
+        if (lane >= o)
+            s += y;
+    }
+    const float ex = s - a1; /* the sum before this lane's pair */
+    __syncwarp();
+    lc[2 * lane] = ex + a0;
+    lc[2 * lane + 1] = s;
+    gam[2 * lane] = expf(ex + a0);
+    gam[2 * lane + 1] = expf(s);
+}
+
+/* Key warp bk's diagonal block inverse T_bb = (I - L_bb)^-1 (rows 16 bk .., which the warp wrote): a column c per
+   lane below 16 (x_i = 0 above the diagonal, so the sums need no mask; every load is independent of the
+   results). Called by the whole warp. */
+__device__ __forceinline__ void tc_invert_diag(const float *Lm, float *Tm, int bk)
+{
+    const int lane = threadIdx.x & 31;
+    __syncwarp();
+    if (lane < 16) {
+        const int c = lane, o = 16 * bk;
+        float x[16];
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+            float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+            for (int k = 0; k < i; k++) {
+                const float l = Lm[(o + i) * TC_LDA + o + k];
+                if (k & 1)
+                    s1 = fmaf(l, x[k], s1);
+                else
+                    s0 = fmaf(l, x[k], s0);
+            }
+            x[i] = i == c ? 1.f : i > c ? s0 + s1 : 0.f;
+        }
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            Tm[(o + i) * TC_LDA + o + c] = tf32r(x[i]);
     }
 }
 
@@ -324,19 +422,8 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
             TC_MARK(0);
             /* inputs: the gates' loads first, then every load of the k, q rows and the tile's v values
                before the first store; the rows' norms as they are stored (vector path) */
-            float gv = 0.f, be = 0.f;
-            if (tid < nt) {
-                const int64_t tt = tc + tid;
-                const int64_t go = b * P.gs[0] + tt * P.gs[1] + h * P.gs[2];
-                const int64_t bo = b * P.bs[0] + tt * P.bs[1] + h * P.bs[2];
-                if (P.gate_dtype == GDN_DTYPE_F32) {
-                    gv = __ldg((const float *)P.g + go);
-                    be = __ldg((const float *)P.beta + bo);
-                } else {
-                    gv = cvt16(__ldg((const unsigned short *)P.g + go), P.gate_dtype);
-                    be = cvt16(__ldg((const unsigned short *)P.beta + bo), P.gate_dtype);
-                }
-            }
+            float gv, be;
+            tc_load_gates(P, b, tc, nt, h, &gv, &be);
             {
                 constexpr int NVV = TC_C * TC_R / TC_THREADS;
                 unsigned vraw[NVV];
@@ -390,39 +477,9 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
             TC_MARK(1);
             /* norms without the vector path (a warp per row); the running sums of the log decays (warp 7) */
             if (!P.qk_vec)
-                for (int e = warp; e < 2 * TC_C; e += TC_THREADS / 32) {
-                    const float *row = e < TC_C ? Ks + e * LDK : Qs + (e - TC_C) * LDK;
-                    float ss = 0.f;
-#pragma unroll
-                    for (int c = lane; c < DKP; c += 32)
-                        ss = fmaf(row[c], row[c], ss);
-#pragma unroll
-                    for (int o = 16; o > 0; o >>= 1)
-                        ss += __shfl_xor_sync(0xffffffffu, ss, o);
-                    if (lane == 0) {
-                        const float sc = P.l2norm ? rsqrtf(ss + 1e-6f) : 1.0f;
-                        if (e < TC_C)
-                            ksc[e] = sc;
-                        else
-                            qsc[e - TC_C] = sc * P.scale;
-                    }
-                }
-            if (warp == 7) { /* inclusive scan of 64 log decays: two per lane */
-                const float a0 = lc[2 * lane], a1 = a0 + lc[2 * lane + 1];
-                float s = a1;
-#pragma unroll
-                for (int o = 1; o < 32; o <<= 1) {
-                    const float y = __shfl_up_sync(0xffffffffu, s, o);
-                    if (lane >= o)
-                        s += y;
-                }
-                const float ex = s - a1; /* the sum before this lane's pair */
-                __syncwarp();
-                lc[2 * lane] = ex + a0;
-                lc[2 * lane + 1] = s;
-                gam[2 * lane] = expf(ex + a0);
-                gam[2 * lane + 1] = expf(s);
-            }
+                tc_row_norms<DKP>(P, Ks, Qs, ksc, qsc);
+            if (warp == 7)
+                tc_scan_decays(lc, gam);
             __syncthreads();
             TC_MARK(2);
             if (tid < TC_C) /* the update's coefficients G[nt-1][j] ksc_j (0 past nt) */
@@ -498,29 +555,8 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
             /* the diagonal block's inverse T_bb = (I - L_bb)^-1 of key warp bk = mt, which wrote L's rows of
                the block: a column c per lane (x_i = 0 above the diagonal, so the sums need no mask; every
                load is independent of the results), while the query warps run their products */
-            if (upd) {
-                __syncwarp();
-                if (lane < 16) {
-                    const int c = lane, o = 16 * mt;
-                    float x[16];
-#pragma unroll
-                    for (int i = 0; i < 16; i++) {
-                        float s0 = 0.f, s1 = 0.f;
-#pragma unroll
-                        for (int k = 0; k < i; k++) {
-                            const float l = Lm[(o + i) * LDA + o + k];
-                            if (k & 1)
-                                s1 = fmaf(l, x[k], s1);
-                            else
-                                s0 = fmaf(l, x[k], s0);
-                        }
-                        x[i] = i == c ? 1.f : i > c ? s0 + s1 : 0.f;
-                    }
-#pragma unroll
-                    for (int i = 0; i < 16; i++)
-                        Tm[(o + i) * LDA + o + c] = tf32r(x[i]);
-                }
-            }
+            if (upd)
+                tc_invert_diag(Lm, Tm, mt);
             __syncthreads();
             TC_MARK(3);
             /* the blockwise solve: warp w < 4 takes the 8 columns 8 w .. of D */
