@@ -282,6 +282,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
     const bool upd = warp < 4;
     const int mt = upd ? warp : warp - 4;
     const int sm0 = 16 * (warp & 1), sn0 = 8 * NTW * ((warp >> 1) & 1);
+    const tc_tile tile = {h, r0, rows, Dk, sm0, sn0, g, t4, prs, pcs};
     const int64_t nch = (P.T + TC_C - 1) / TC_C;
 
     grid_dependency_wait();
@@ -293,19 +294,8 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
         const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
 
         float sacc[NTW][4];
-        if (upd) {
-#pragma unroll
-            for (int j = 0; j < NTW; j++)
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const int r = sm0 + g + 8 * (q >> 1), cc = sn0 + 8 * j + 2 * t4 + (q & 1);
-                    float x = 0.f;
-                    if (rs >= 0 && r < rows && cc < Dk)
-                        x = P.pool[rs * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)cc * pcs];
-                    sacc[j][q] = x;
-                    Ss[r * LDK + cc] = tf32r(x);
-                }
-        }
+        if (upd)
+            tc_state_load<DKP>(P, tile, rs, sacc, Ss);
         int c = 0;
         for (int64_t tc = t0; tc < t1; tc += TC_C, c++) {
             const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
@@ -375,69 +365,14 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
                         Dm[i * LDV + r] = tf32r(Um[i * LDV + r] - accs[j][q]);
                     }
             __syncthreads();
-            if (!upd) {
-                /* outputs: O = Qg S^T + P D, rows 16 mt .. */
-                for (int k0 = 0; k0 < 16 * (mt + 1); k0 += 8) {
-                    unsigned a[4], bb[2];
-                    frag_a(a, Pm, LDA, 16 * mt, k0, g, t4);
-#pragma unroll
-                    for (int j = 0; j < TC_R / 8; j++) {
-                        frag_b(bb, Dm, LDV, k0, 8 * j, g, t4);
-                        mma_tf32(accs[j], a, bb);
-                    }
-                }
-                if (P.out)
-#pragma unroll
-                    for (int j = 0; j < TC_R / 8; j++)
-#pragma unroll
-                        for (int q = 0; q < 4; q++) {
-                            const int i = 16 * mt + g + 8 * (q >> 1), r = 8 * j + 2 * t4 + (q & 1);
-                            if (i < nt && r < rows)
-                                st_elem(P.out, P.out_dtype,
-                                        b * P.os[0] + (tc + i) * P.os[1] + h * P.os[2] + (int64_t)(r0 + r) * P.os[3],
-                                        accs[j][q]);
-                        }
-            } else {
-                /* the state: S' = gl S + D^T Kw, this warp's fragment */
-                const float gl = wsb[split_wsb(DKP, DVP) - 4];
-#pragma unroll
-                for (int j = 0; j < NTW; j++)
-#pragma unroll
-                    for (int q = 0; q < 4; q++)
-                        sacc[j][q] *= gl;
-#pragma unroll 2
-                for (int k0 = 0; k0 < TC_C; k0 += 8) {
-                    unsigned a[4], bb[2];
-                    a[0] = __float_as_uint(Dm[(k0 + t4) * LDV + sm0 + g]);
-                    a[1] = __float_as_uint(Dm[(k0 + t4) * LDV + sm0 + g + 8]);
-                    a[2] = __float_as_uint(Dm[(k0 + t4 + 4) * LDV + sm0 + g]);
-                    a[3] = __float_as_uint(Dm[(k0 + t4 + 4) * LDV + sm0 + g + 8]);
-#pragma unroll
-                    for (int j = 0; j < NTW; j++) {
-                        frag_b(bb, Km, LDK, k0, sn0 + 8 * j, g, t4);
-                        mma_tf32(sacc[j], a, bb);
-                    }
-                }
-                /* Ss is read by the other update warps' W S^T of this chunk: all of them passed the barrier
-                   after D, so the tile may be overwritten now */
-#pragma unroll
-                for (int j = 0; j < NTW; j++)
-#pragma unroll
-                    for (int hf = 0; hf < 2; hf++)
-                        *(float2 *)(Ss + (sm0 + g + 8 * hf) * LDK + sn0 + 8 * j + 2 * t4) =
-                            make_float2(tf32r(sacc[j][2 * hf]), tf32r(sacc[j][2 * hf + 1]));
-            }
+            if (!upd) /* outputs: O = Qg S^T + P D, rows 16 mt .. */
+                tc_outputs(P, tile, accs, Pm, Dm, mt, nt, b, tc);
+            else /* the state: S' = gl S + D^T Kw, this warp's fragment (the update warps' W S^T of this chunk
+                    read Ss before the barrier above, so the tile may be overwritten) */
+                tc_state_update<DKP, false>(tile, sacc, wsb[split_wsb(DKP, DVP) - 4], Dm, NULL, Km, Ss);
         }
         if (upd && ws >= 0 && !(t1 == t0 && ws == rs))
-#pragma unroll
-            for (int j = 0; j < NTW; j++)
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const int r = sm0 + g + 8 * (q >> 1), cc = sn0 + 8 * j + 2 * t4 + (q & 1);
-                    if (r < rows && cc < Dk)
-                        P.pool[ws * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)cc * pcs] =
-                            sacc[j][q];
-                }
+            tc_state_store<DKP>(P, tile, ws, sacc);
         __syncthreads();
     }
 }

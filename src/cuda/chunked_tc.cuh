@@ -349,6 +349,114 @@ __device__ __forceinline__ void tc_invert_diag(const float *Lm, float *Tm, int b
     }
 }
 
+/* The state tile of an update warp (warps 0-3): its accumulator fragment, rows sm0 + g (+ 8) of the tile, columns
+   sn0 + 8 j + 2 t4 (+ 1), j < NTW = DKP / 16. tc_state_load: from slot rs (zeros without one, past Dv or Dk), also
+   into Ss rounded to tf32; tc_state_store: to slot ws. */
+struct tc_tile {
+    int h, r0, rows, Dk, sm0, sn0, g, t4;
+    int64_t prs, pcs;
+};
+template <int DKP>
+__device__ __forceinline__ void tc_state_load(const gdn_cuda_params &P, const tc_tile &k, int64_t rs,
+                                              float (&sacc)[DKP / 16][4], float *Ss)
+{
+#pragma unroll
+    for (int j = 0; j < DKP / 16; j++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int r = k.sm0 + k.g + 8 * (q >> 1), c = k.sn0 + 8 * j + 2 * k.t4 + (q & 1);
+            float x = 0.f;
+            if (rs >= 0 && r < k.rows && c < k.Dk)
+                x = P.pool[rs * P.ps[0] + (int64_t)k.h * P.ps[1] + (int64_t)(k.r0 + r) * k.prs + (int64_t)c * k.pcs];
+            sacc[j][q] = x;
+            Ss[r * tc_ldk(DKP) + c] = tf32r(x);
+        }
+}
+template <int DKP>
+__device__ __forceinline__ void tc_state_store(const gdn_cuda_params &P, const tc_tile &k, int64_t ws,
+                                               const float (&sacc)[DKP / 16][4])
+{
+#pragma unroll
+    for (int j = 0; j < DKP / 16; j++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int r = k.sm0 + k.g + 8 * (q >> 1), c = k.sn0 + 8 * j + 2 * k.t4 + (q & 1);
+            if (r < k.rows && c < k.Dk)
+                P.pool[ws * P.ps[0] + (int64_t)k.h * P.ps[1] + (int64_t)(k.r0 + r) * k.prs + (int64_t)c * k.pcs] =
+                    sacc[j][q];
+        }
+}
+
+/* The state update of an update warp: S' = gl S + (D o cf)^T K (SCALE; else D^T K, cf unused), K [C][LDK] in
+   shared memory, then the warp's fragment into Ss rounded to tf32. */
+template <int DKP, bool SCALE>
+__device__ __forceinline__ void tc_state_update(const tc_tile &k, float (&sacc)[DKP / 16][4], float gl, const float *Dm,
+                                                const float *cf, const float *K, float *Ss)
+{
+    constexpr int NTW = DKP / 16, LDK = tc_ldk(DKP);
+    const int g = k.g, t4 = k.t4, sm0 = k.sm0, sn0 = k.sn0;
+#pragma unroll
+    for (int j = 0; j < NTW; j++)
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            sacc[j][q] *= gl;
+#pragma unroll 2
+    for (int k0 = 0; k0 < TC_C; k0 += 8) {
+        unsigned a[4], bb[2];
+        if constexpr (SCALE) {
+            const float c0 = cf[k0 + t4], c1 = cf[k0 + t4 + 4];
+            a[0] = tf32_of(Dm[(k0 + t4) * TC_LDV + sm0 + g] * c0);
+            a[1] = tf32_of(Dm[(k0 + t4) * TC_LDV + sm0 + g + 8] * c0);
+            a[2] = tf32_of(Dm[(k0 + t4 + 4) * TC_LDV + sm0 + g] * c1);
+            a[3] = tf32_of(Dm[(k0 + t4 + 4) * TC_LDV + sm0 + g + 8] * c1);
+        } else {
+            a[0] = __float_as_uint(Dm[(k0 + t4) * TC_LDV + sm0 + g]);
+            a[1] = __float_as_uint(Dm[(k0 + t4) * TC_LDV + sm0 + g + 8]);
+            a[2] = __float_as_uint(Dm[(k0 + t4 + 4) * TC_LDV + sm0 + g]);
+            a[3] = __float_as_uint(Dm[(k0 + t4 + 4) * TC_LDV + sm0 + g + 8]);
+        }
+#pragma unroll
+        for (int j = 0; j < NTW; j++) {
+            frag_b(bb, K, LDK, k0, sn0 + 8 * j, g, t4);
+            mma_tf32(sacc[j], a, bb);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < NTW; j++)
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++)
+            *(float2 *)(Ss + (sm0 + g + 8 * hf) * LDK + sn0 + 8 * j + 2 * t4) =
+                make_float2(tf32r(sacc[j][2 * hf]), tf32r(sacc[j][2 * hf + 1]));
+}
+
+/* The outputs of a query warp: O = acc + P D for rows 16 mt .. of the chunk (acc: the first term, per fragment),
+   stored for the rows below nt and the tile's rows. */
+__device__ __forceinline__ void tc_outputs(const gdn_cuda_params &P, const tc_tile &k, float (&accs)[TC_R / 8][4],
+                                           const float *Pm, const float *Dm, int mt, int nt, int64_t b, int64_t tc)
+{
+    const int g = k.g, t4 = k.t4;
+    for (int k0 = 0; k0 < 16 * (mt + 1); k0 += 8) {
+        unsigned a[4], bb[2];
+        frag_a(a, Pm, TC_LDA, 16 * mt, k0, g, t4);
+#pragma unroll
+        for (int j = 0; j < TC_R / 8; j++) {
+            frag_b(bb, Dm, TC_LDV, k0, 8 * j, g, t4);
+            mma_tf32(accs[j], a, bb);
+        }
+    }
+    if (P.out)
+#pragma unroll
+        for (int j = 0; j < TC_R / 8; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const int i = 16 * mt + g + 8 * (q >> 1), r = 8 * j + 2 * t4 + (q & 1);
+                if (i < nt && r < k.rows)
+                    st_elem(P.out, P.out_dtype,
+                            b * P.os[0] + (tc + i) * P.os[1] + k.h * P.os[2] + (int64_t)(k.r0 + r) * P.os[3],
+                            accs[j][q]);
+            }
+}
+
 #ifdef GDN_TC_PROF /* measurements only: cycles per phase of CTA (0, 0), printed at its end */
 #define TC_MARK(k)                                                                                            \
     do {                                                                                                      \
@@ -389,6 +497,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
     const int mt = upd ? warp : 7 - warp;
     /* the state fragment of an update warp: rows 16 * (warp & 1) .., columns 8 * (NTW * (warp >> 1) + j) .. */
     const int sm0 = 16 * (warp & 1), sn0 = 8 * NTW * ((warp >> 1) & 1);
+    const tc_tile tile = {h, r0, rows, Dk, sm0, sn0, g, t4, prs, pcs};
 
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
@@ -402,19 +511,8 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
         const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
 
         float sacc[NTW][4];
-        if (upd) { /* the state fragment (zeros without a read state, past Dv or Dk) */
-#pragma unroll
-            for (int j = 0; j < NTW; j++)
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const int r = sm0 + g + 8 * (q >> 1), c = sn0 + 8 * j + 2 * t4 + (q & 1);
-                    float x = 0.f;
-                    if (rs >= 0 && r < rows && c < Dk)
-                        x = P.pool[rs * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)c * pcs];
-                    sacc[j][q] = x;
-                    Ss[r * LDK + c] = tf32r(x);
-                }
-        }
+        if (upd) /* the state fragment (zeros without a read state, past Dv or Dk) */
+            tc_state_load<DKP>(P, tile, rs, sacc, Ss);
 
         for (int64_t tc = t0; tc < t1; tc += TC_C) {
             const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
@@ -594,69 +692,14 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
             }
             __syncthreads();
             TC_MARK(4);
-            if (!upd) {
-                /* outputs: O = diag(gam) Q^ S^T + P D, rows 16 mt .. */
-                for (int k0 = 0; k0 < 16 * (mt + 1); k0 += 8) {
-                    unsigned a[4], bb[2];
-                    frag_a(a, Pm, LDA, 16 * mt, k0, g, t4);
-#pragma unroll
-                    for (int j = 0; j < TC_R / 8; j++) {
-                        frag_b(bb, Dm, LDV, k0, 8 * j, g, t4);
-                        mma_tf32(accs[j], a, bb);
-                    }
-                }
-                if (P.out)
-#pragma unroll
-                    for (int j = 0; j < TC_R / 8; j++)
-#pragma unroll
-                        for (int q = 0; q < 4; q++) {
-                            const int i = 16 * mt + g + 8 * (q >> 1), r = 8 * j + 2 * t4 + (q & 1);
-                            if (i < nt && r < rows)
-                                st_elem(P.out, P.out_dtype,
-                                        b * P.os[0] + (tc + i) * P.os[1] + h * P.os[2] + (int64_t)(r0 + r) * P.os[3],
-                                        accs[j][q]);
-                        }
-            } else {
-                /* the state: S' = gam_{nt-1} S + (D o cf)^T K, this warp's fragment */
-                const float gl = gam[nt - 1];
-#pragma unroll
-                for (int j = 0; j < NTW; j++)
-#pragma unroll
-                    for (int q = 0; q < 4; q++)
-                        sacc[j][q] *= gl;
-#pragma unroll 2
-                for (int k0 = 0; k0 < TC_C; k0 += 8) {
-                    unsigned a[4], bb[2];
-                    const float c0 = cf[k0 + t4], c1 = cf[k0 + t4 + 4];
-                    a[0] = tf32_of(Dm[(k0 + t4) * LDV + sm0 + g] * c0);
-                    a[1] = tf32_of(Dm[(k0 + t4) * LDV + sm0 + g + 8] * c0);
-                    a[2] = tf32_of(Dm[(k0 + t4 + 4) * LDV + sm0 + g] * c1);
-                    a[3] = tf32_of(Dm[(k0 + t4 + 4) * LDV + sm0 + g + 8] * c1);
-#pragma unroll
-                    for (int j = 0; j < NTW; j++) {
-                        frag_b(bb, Ks, LDK, k0, sn0 + 8 * j, g, t4);
-                        mma_tf32(sacc[j], a, bb);
-                    }
-                }
-#pragma unroll
-                for (int j = 0; j < NTW; j++)
-#pragma unroll
-                    for (int hf = 0; hf < 2; hf++)
-                        *(float2 *)(Ss + (sm0 + g + 8 * hf) * LDK + sn0 + 8 * j + 2 * t4) =
-                            make_float2(tf32r(sacc[j][2 * hf]), tf32r(sacc[j][2 * hf + 1]));
-            }
+            if (!upd) /* outputs: O = diag(gam) Q^ S^T + P D, rows 16 mt .. */
+                tc_outputs(P, tile, accs, Pm, Dm, mt, nt, b, tc);
+            else /* the state: S' = gam_{nt-1} S + (D o cf)^T K, this warp's fragment */
+                tc_state_update<DKP, true>(tile, sacc, gam[nt - 1], Dm, cf, Ks, Ss);
         }
         /* the final state (an empty sequence copies its read state) */
         if (upd && ws >= 0 && !(t1 == t0 && ws == rs))
-#pragma unroll
-            for (int j = 0; j < NTW; j++)
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const int r = sm0 + g + 8 * (q >> 1), c = sn0 + 8 * j + 2 * t4 + (q & 1);
-                    if (r < rows && c < Dk)
-                        P.pool[ws * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)c * pcs] =
-                            sacc[j][q];
-                }
+            tc_state_store<DKP>(P, tile, ws, sacc);
         __syncthreads(); /* the tile is read out before the next sequence's is loaded */
     }
 #ifdef GDN_TC_PROF
