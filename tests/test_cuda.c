@@ -21,7 +21,9 @@
  *      127..129, 200), packed batches with empty, 1-token and boundary-length sequences, Dk and Dv from 3
  *      to 128, every dtype, gate, head map, layout, pool and view, at the tolerance of the kernel that
  *      runs (the check's bf16-product tolerance); the suite's chunked cases also run with the other
- *      precision (F32 <-> DEFAULT), so both CUDA chunked kernels see the whole block;
+ *      precision (F32 <-> DEFAULT), so both CUDA chunked kernels see the whole block; then the same cases
+ *      once more with GDN_CUDA_CHUNK_SPLIT=1 ("chunk split": the two-pass kernels of chunked_split.cuh on
+ *      the dense ones, chunk_tc_kernel on the packed ones);
  *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check; token loop
  *      and chunked kernel) and
  *      3000 sequences of the Qwen3.6 shape's ratio with small heads;
@@ -357,7 +359,9 @@ static int run_tc_case(gdn_check_case *c, const char *what, size_t i, double bar
     return 1;
 }
 
-static void run_chunk_tc(int sanitize)
+/* The chunked cases; `label` names the pass ("chunk tc": the contexts as the environment makes them; "chunk split":
+   with GDN_CUDA_CHUNK_SPLIT=1, the two-pass kernels of chunked_split.cuh where they apply). */
+static void run_chunk_tc(int sanitize, const char *label)
 {
     const int f0 = g_failed;
     const double t0 = now();
@@ -383,7 +387,9 @@ static void run_chunk_tc(int sanitize)
             c.pool = GDN_CHECK_POOL_MOVE;
             c.seed = 40 + (uint64_t)d;
             ran++;
-            run_tc_case(&c, DN[d], 0, 4e-3);
+            char what[96];
+            snprintf(what, sizeof what, "%s %s", label, DN[d]);
+            run_tc_case(&c, what, 0, 4e-3);
         }
     }
     /* chunk boundaries, decay extremes, every option drawn */
@@ -419,9 +425,9 @@ static void run_chunk_tc(int sanitize)
             c.problem.num_v_heads = 1 + (int)gdn_rng_below(&r, 2);
         }
         ran++;
-        run_tc_case(&c, "chunk tc", (size_t)i, 0.0);
+        run_tc_case(&c, label, (size_t)i, 0.0);
     }
-    printf("chunk tc: %d cases, %d failed, %.1f s\n", ran, g_failed - f0, now() - t0);
+    printf("%s: %d cases, %d failed, %.1f s\n", label, ran, g_failed - f0, now() - t0);
 }
 
 static void run_large(void)
@@ -2000,7 +2006,19 @@ int main(int argc, char **argv)
     if (g_backend == GDN_BACKEND_CUDA && !sanitize)
         time_conv();
     run_matrix(sanitize ? 40 : 240);
-    run_chunk_tc(sanitize);
+    run_chunk_tc(sanitize, "chunk tc");
+    if (g_backend == GDN_BACKEND_CUDA) { /* again on the two-pass kernels (read at context creation) */
+        const char *was = getenv("GDN_CUDA_CHUNK_SPLIT");
+        char keep[16] = "";
+        if (was)
+            snprintf(keep, sizeof keep, "%s", was);
+        setenv("GDN_CUDA_CHUNK_SPLIT", "1", 1);
+        run_chunk_tc(sanitize, "chunk split");
+        if (was)
+            setenv("GDN_CUDA_CHUNK_SPLIT", keep, 1);
+        else
+            unsetenv("GDN_CUDA_CHUNK_SPLIT");
+    }
     if (!sanitize)
         run_large();
     if (!quick && !sanitize)
