@@ -388,6 +388,29 @@ __host__ __device__ constexpr int warp_region_floats(int ch, int dkp, int rw)
     return ((2 * ((ch + 1) & ~1)) + ch * (2 * dkp + rw + 2) + 3) & ~3;
 }
 
+
+/* Token tc + i's raw g and beta bits (f32 or 16-bit) and, with slot capture, its capture slot, for i < nt
+   (else 0, 0, -1): the staging loads of stage_warp (i = lane) and stage_block (i = thread). */
+__device__ __forceinline__ void stage_gates_raw(const gdn_cuda_params &P, int i, int nt, int64_t b, int64_t tc,
+                                                int64_t n, int64_t t0, int h, unsigned *graw, unsigned *braw,
+                                                long long *slot)
+{
+    *graw = *braw = 0;
+    *slot = -1;
+    if (i < nt) {
+        const int64_t t = tc + i;
+        const int64_t go = b * P.gs[0] + t * P.gs[1] + h * P.gs[2], bo = b * P.bs[0] + t * P.bs[1] + h * P.bs[2];
+        if (P.gate_dtype == GDN_DTYPE_F32) {
+            *graw = ((const unsigned *)P.g)[go];
+            *braw = ((const unsigned *)P.beta)[bo];
+        } else {
+            *graw = ((const unsigned short *)P.g)[go];
+            *braw = ((const unsigned short *)P.beta)[bo];
+        }
+        if (P.cap_mode == GDN_CAPTURE_SLOTS)
+            *slot = P.cap_slots[P.cap_slots_stride > 0 ? n * P.cap_slots_stride + (t - t0) : b * P.T + t];
+    }
+}
 /* Stage nt tokens (tc ..) of this warp's item: q and k rows (converted to f32, zeros past Dk), the
  * item's v values, decay, beta and the capture offset; every load of a round is issued before any
  * is converted. Each row of q/k is written by the lanes that load it; __syncwarp() before use. */
@@ -401,21 +424,9 @@ __device__ __forceinline__ void stage_warp(const gdn_cuda_params &P, int lane, i
     const int Dk = P.Dk;
     /* gates and capture slots (lanes < nt), v values (<= 2 per lane): loads first */
     constexpr int VU = (MAX_CHUNK * RW + 31) / 32; /* v values per lane, at most */
-    unsigned graw = 0, braw = 0, vraw[VU];
-    long long slot = -1;
-    if (lane < nt) {
-        const int64_t t = tc + lane;
-        const int64_t go = b * P.gs[0] + t * P.gs[1] + h * P.gs[2], bo = b * P.bs[0] + t * P.bs[1] + h * P.bs[2];
-        if (P.gate_dtype == GDN_DTYPE_F32) {
-            graw = ((const unsigned *)P.g)[go];
-            braw = ((const unsigned *)P.beta)[bo];
-        } else {
-            graw = ((const unsigned short *)P.g)[go];
-            braw = ((const unsigned short *)P.beta)[bo];
-        }
-        if (P.cap_mode == GDN_CAPTURE_SLOTS)
-            slot = P.cap_slots[P.cap_slots_stride > 0 ? n * P.cap_slots_stride + (t - t0) : b * P.T + t];
-    }
+    unsigned graw, braw, vraw[VU];
+    long long slot;
+    stage_gates_raw(P, lane, nt, b, tc, n, t0, h, &graw, &braw, &slot);
 #pragma unroll
     for (int u = 0; u < VU; u++) {
         const int idx = lane + 32 * u, j = idx / RW, r = r0 + (idx - j * RW);
@@ -728,21 +739,9 @@ __device__ __forceinline__ void stage_block(const gdn_cuda_params &P, int tid, i
     constexpr int DKP = KV * LPR * 4, NCH = DKP / 4;
     constexpr int U = (2 * CH * NCH + NTHREADS - 1) / NTHREADS, VU = (CH * BR + NTHREADS - 1) / NTHREADS;
     const int Dk = P.Dk;
-    unsigned graw = 0, braw = 0, vraw[VU];
-    long long slot = -1;
-    if (tid < nt) {
-        const int64_t t = tc + tid;
-        const int64_t go = b * P.gs[0] + t * P.gs[1] + h * P.gs[2], bo = b * P.bs[0] + t * P.bs[1] + h * P.bs[2];
-        if (P.gate_dtype == GDN_DTYPE_F32) {
-            graw = ((const unsigned *)P.g)[go];
-            braw = ((const unsigned *)P.beta)[bo];
-        } else {
-            graw = ((const unsigned short *)P.g)[go];
-            braw = ((const unsigned short *)P.beta)[bo];
-        }
-        if (P.cap_mode == GDN_CAPTURE_SLOTS)
-            slot = P.cap_slots[P.cap_slots_stride > 0 ? n * P.cap_slots_stride + (t - t0) : b * P.T + t];
-    }
+    unsigned graw, braw, vraw[VU];
+    long long slot;
+    stage_gates_raw(P, tid, nt, b, tc, n, t0, h, &graw, &braw, &slot);
 #pragma unroll
     for (int u = 0; u < VU; u++) {
         const int idx = tid + NTHREADS * u, j = idx / BR, r = rb + (idx - j * BR);
