@@ -388,7 +388,6 @@ __host__ __device__ constexpr int warp_region_floats(int ch, int dkp, int rw)
     return ((2 * ((ch + 1) & ~1)) + ch * (2 * dkp + rw + 2) + 3) & ~3;
 }
 
-
 /* Token tc + i's raw g and beta bits (f32 or 16-bit) and, with slot capture, its capture slot, for i < nt
    (else 0, 0, -1): the staging loads of stage_warp (i = lane) and stage_block (i = thread). */
 __device__ __forceinline__ void stage_gates_raw(const gdn_cuda_params &P, int i, int nt, int64_t b, int64_t tc,
