@@ -388,6 +388,29 @@ __host__ __device__ constexpr int warp_region_floats(int ch, int dkp, int rw)
     return ((2 * ((ch + 1) & ~1)) + ch * (2 * dkp + rw + 2) + 3) & ~3;
 }
 
+/* Token tc + i's decay and beta from stage_gates_raw's bits, and the offset of its captured state (dense
+   capture, or its capture slot's; -1: none), into dec[i], be[i], co[i], for i < nt. */
+__device__ __forceinline__ void stage_gates_store(const gdn_cuda_params &P, int i, int nt, int64_t b, int64_t tc, int h,
+                                                  bool dense_cap, unsigned graw, unsigned braw, long long slot,
+                                                  float *dec, float *be, long long *co)
+{
+    if (i < nt) {
+        const int64_t t = tc + i;
+        const bool g32 = P.gate_dtype == GDN_DTYPE_F32;
+        const float g = g32 ? __uint_as_float(graw) : cvt16(graw, P.gate_dtype);
+        float bb = g32 ? __uint_as_float(braw) : cvt16(braw, P.gate_dtype);
+        const float d = gate_decay(P, h, g, &bb);
+        dec[i] = d;
+        be[i] = bb;
+        long long o = -1;
+        if (dense_cap)
+            o = b * P.cs[0] + t * P.cs[1] + h * P.cs[2];
+        else if (P.cap_mode == GDN_CAPTURE_SLOTS && slot >= 0)
+            o = slot * P.cs[0] + h * P.cs[1];
+        co[i] = o;
+    }
+}
+
 /* Token tc + i's raw g and beta bits (f32 or 16-bit) and, with slot capture, its capture slot, for i < nt
    (else 0, 0, -1): the staging loads of stage_warp (i = lane) and stage_block (i = thread). */
 __device__ __forceinline__ void stage_gates_raw(const gdn_cuda_params &P, int i, int nt, int64_t b, int64_t tc,
@@ -462,21 +485,7 @@ __device__ __forceinline__ void stage_warp(const gdn_cuda_params &P, int lane, i
         if (idx < nt * RW)
             vsm[idx] = F32IN ? __uint_as_float(vraw[u]) : cvt16(vraw[u], P.dtype);
     }
-    if (lane < nt) {
-        const int64_t t = tc + lane;
-        const bool g32 = P.gate_dtype == GDN_DTYPE_F32;
-        const float g = g32 ? __uint_as_float(graw) : cvt16(graw, P.gate_dtype);
-        float be = g32 ? __uint_as_float(braw) : cvt16(braw, P.gate_dtype), dec;
-        dec = gate_decay(P, h, g, &be);
-        dsm[lane] = dec;
-        bsm[lane] = be;
-        long long co = -1;
-        if (dense_cap)
-            co = b * P.cs[0] + t * P.cs[1] + h * P.cs[2];
-        else if (P.cap_mode == GDN_CAPTURE_SLOTS && slot >= 0)
-            co = slot * P.cs[0] + h * P.cs[1];
-        csm[lane] = co;
-    }
+    stage_gates_store(P, lane, nt, b, tc, h, dense_cap, graw, braw, slot, dsm, bsm, csm);
 }
 
 /* One token for one lane: the merged 8-lane reduction of |q|^2, |k|^2, k.q, S[r].k, S[r].q, the
@@ -775,21 +784,7 @@ __device__ __forceinline__ void stage_block(const gdn_cuda_params &P, int tid, i
         if (idx < nt * BR)
             vsm[idx] = F32IN ? __uint_as_float(vraw[u]) : cvt16(vraw[u], P.dtype);
     }
-    if (tid < nt) {
-        const int64_t t = tc + tid;
-        const bool g32 = P.gate_dtype == GDN_DTYPE_F32;
-        const float g = g32 ? __uint_as_float(graw) : cvt16(graw, P.gate_dtype);
-        float be = g32 ? __uint_as_float(braw) : cvt16(braw, P.gate_dtype), dec;
-        dec = gate_decay(P, h, g, &be);
-        as[tid] = dec;
-        bs[tid] = be;
-        long long co = -1;
-        if (dense_cap)
-            co = b * P.cs[0] + t * P.cs[1] + h * P.cs[2];
-        else if (P.cap_mode == GDN_CAPTURE_SLOTS && slot >= 0)
-            co = slot * P.cs[0] + h * P.cs[1];
-        cs[tid] = co;
-    }
+    stage_gates_store(P, tid, nt, b, tc, h, dense_cap, graw, braw, slot, as, bs, cs);
 }
 
 /* The head's raw dot products of the chunk: dots[t] = |q_t|^2, dots[CH + tri(j) + i] = k_i.k_j,
