@@ -28,6 +28,7 @@
 #include "core/dtype.h"
 #include "gdn/gdn.h"
 #include "ref/ref.h"
+#include "conv_capture.h"
 #include "guard.h"
 
 static int failures, checks;
@@ -70,7 +71,14 @@ static gdn_context *make_ctx(gdn_isa isa, int threads)
 /* ---- 1. cases against the reference ---------------------------------------------------------- */
 
 enum { POOL_NONE, POOL_INPLACE, POOL_MOVE, POOL_NEGATIVE };
-enum { CAP_NONE, CAP_DENSE, CAP_SLOTS, CAP_SLOTS_STRIDE, CAP_IN_POOL, CAP_IN_POOL_LAST };
+enum { /* the values of conv_capture.h */
+    CAP_NONE = CONV_CAP_NONE,
+    CAP_DENSE = CONV_CAP_DENSE,
+    CAP_SLOTS = CONV_CAP_SLOTS,
+    CAP_SLOTS_STRIDE = CONV_CAP_SLOTS_STRIDE,
+    CAP_IN_POOL = CONV_CAP_IN_POOL,
+    CAP_IN_POOL_LAST = CONV_CAP_IN_POOL_LAST
+};
 
 typedef struct ccase {
     int C, W;
@@ -264,45 +272,9 @@ static void run_case(gdn_context *ctx, const ccase *c, outs *o, const char *tag)
         memset(cap, SENT, sizeof(float) * cap_n);
     }
     if (c->cap != CAP_NONE && c->cap != CAP_DENSE) {
-        const size_t tab_n = (size_t)(c->cap == CAP_SLOTS_STRIDE ? N * stride : ntok) + 1;
-        tab = (int32_t *)malloc(sizeof(int32_t) * tab_n);
-        for (size_t i = 0; i < tab_n; i++)
-            tab[i] = -7; /* never used: by position, every entry of a token is set below */
-        for (int64_t n = 0; n < N; n++) {
-            const int64_t b = packed ? 0 : n, t0 = packed ? cu[n] : 0, len = packed ? c->lens[n] : c->T;
-            for (int64_t j = 0; j < len; j++) {
-                const int64_t pos = b * Tv + t0 + j, idx = c->cap == CAP_SLOTS_STRIDE ? n * stride + j : pos;
-                int32_t s;
-                if (c->cap == CAP_SLOTS)
-                    s = (int32_t)(pos + 1);
-                else if (c->cap == CAP_SLOTS_STRIDE)
-                    s = (int32_t)(cap_slots - 1 - idx); /* reversed */
-                else
-                    s = (int32_t)(2 * N + pos);
-                if ((pos + j) % 3 == 2)
-                    s = -1; /* skipped */
-                if (c->cap == CAP_IN_POOL_LAST && j == len - 1 && c->pool != POOL_NONE) {
-                    const int32_t ws = te.state.write_slots ? wsl[n] : (int32_t)n;
-                    if (ws >= 0)
-                        s = ws;
-                }
-                tab[idx] = s;
-            }
-        }
-        te.capture.mode = GDN_CAPTURE_SLOTS;
-        te.capture.slots = tab;
-        te.capture.slots_stride = c->cap == CAP_SLOTS_STRIDE ? stride : 0;
-        if (in_pool) {
-            te.capture.states = te.state.pool;
-        } else {
-            const int64_t sc[3] = {cap_slots, C, K};
-            te.capture.states = gdn_tensor_contiguous(cap, 3, sc);
-            if (c->strided == 2) {
-                te.capture.states.strides[0] = C * K;
-                te.capture.states.strides[1] = 1;
-                te.capture.states.strides[2] = C;
-            }
-        }
+        const conv_cap_shape cs = {N, c->T, Tv, stride, cap_slots, packed, cu, c->lens, C, K, c->strided == 2};
+        size_t tab_n;
+        tab = conv_capture_slots(&te, c->cap, &cs, te.state.write_slots, cap, &tab_n);
     } else if (c->cap == CAP_DENSE) {
         te.capture.mode = GDN_CAPTURE_DENSE;
         te.capture.states.data = cap;

@@ -65,6 +65,7 @@
 #include "core/dtype.h"
 #include "check/rng.h"
 #include "cuda/cuda_backend.h"
+#include "conv_capture.h"
 
 static int g_failed, g_run;
 static gdn_backend g_backend = GDN_BACKEND_CUDA;
@@ -880,7 +881,14 @@ static void *dev_dup(const void *h, size_t bytes)
 }
 
 enum { CP_NONE, CP_INPLACE, CP_MOVE, CP_NEGATIVE };
-enum { CC_NONE, CC_DENSE, CC_SLOTS, CC_SLOTS_STRIDE, CC_IN_POOL, CC_IN_POOL_LAST };
+enum { /* the values of conv_capture.h */
+    CC_NONE = CONV_CAP_NONE,
+    CC_DENSE = CONV_CAP_DENSE,
+    CC_SLOTS = CONV_CAP_SLOTS,
+    CC_SLOTS_STRIDE = CONV_CAP_SLOTS_STRIDE,
+    CC_IN_POOL = CONV_CAP_IN_POOL,
+    CC_IN_POOL_LAST = CONV_CAP_IN_POOL_LAST
+};
 
 typedef struct conv_case {
     int C, W, silu, bias;
@@ -1084,40 +1092,8 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
         memset(cap, CONV_SENT, sizeof(float) * cap_n);
     }
     if (c->cap != CC_NONE && c->cap != CC_DENSE) {
-        tab_n = (size_t)(c->cap == CC_SLOTS_STRIDE ? N * stride : ntok) + 1;
-        tab = (int32_t *)malloc(sizeof(int32_t) * tab_n);
-        for (size_t i = 0; i < tab_n; i++)
-            tab[i] = -7;
-        for (int64_t n = 0; n < N; n++) {
-            const int64_t b = packed ? 0 : n, t0 = packed ? cu[n] : 0, len = packed ? c->lens[n] : c->T;
-            for (int64_t j = 0; j < len; j++) {
-                const int64_t pos = b * Tv + t0 + j, idx = c->cap == CC_SLOTS_STRIDE ? n * stride + j : pos;
-                int32_t s = c->cap == CC_SLOTS ? (int32_t)(pos + 1)
-                            : c->cap == CC_SLOTS_STRIDE ? (int32_t)(cap_slots - 1 - idx) : (int32_t)(2 * N + pos);
-                if ((pos + j) % 3 == 2)
-                    s = -1;
-                if (c->cap == CC_IN_POOL_LAST && j == len - 1) {
-                    const int32_t ws = te.state.write_slots ? wsl[n] : (int32_t)n;
-                    if (ws >= 0)
-                        s = ws;
-                }
-                tab[idx] = s;
-            }
-        }
-        te.capture.mode = GDN_CAPTURE_SLOTS;
-        te.capture.slots = tab;
-        te.capture.slots_stride = c->cap == CC_SLOTS_STRIDE ? stride : 0;
-        if (in_pool) {
-            te.capture.states = te.state.pool;
-        } else {
-            const int64_t sc[3] = {cap_slots, C, K};
-            te.capture.states = gdn_tensor_contiguous(cap, 3, sc);
-            if (c->strided == 2) {
-                te.capture.states.strides[0] = C * K;
-                te.capture.states.strides[1] = 1;
-                te.capture.states.strides[2] = C;
-            }
-        }
+        const conv_cap_shape cs = {N, c->T, Tv, stride, cap_slots, packed, cu, c->lens, C, K, c->strided == 2};
+        tab = conv_capture_slots(&te, c->cap, &cs, te.state.write_slots, cap, &tab_n);
     } else if (c->cap == CC_DENSE) {
         te.capture.mode = GDN_CAPTURE_DENSE;
         te.capture.states.data = cap;
