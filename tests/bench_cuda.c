@@ -9,10 +9,13 @@
  * written once, plus every captured state (f32, Hv*Dk*Dv*4 bytes each), over the median time.
  * Inputs are random (never zeros). Also measured: a device-to-device copy (bytes read + written).
  *
- * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--j-sweep] [--one B T] [--slope]   (exit 0 when every
- * case ran)
+ * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--j-sweep] [--one B T] [--slope] [--chunked]   (exit 0
+ * when every case ran)
  * --slope: only the per-token slope: B = 1, 8 and 64, T = 1 .. 8, no capture (the defaults, then decode through the
  * staged kernel, GDN_CUDA_FAST_LPR=216).
+ * --chunked: only chunked prefill (algo CHUNKED; B=1 T = 512, 4096, 16384 and B=8 T=4096, 4 calls on one pool, 10
+ * replays) on chunk_tc_kernel and on the two-pass kernels (GDN_CUDA_CHUNK_SPLIT=0 / 1; workspace cap 4096 MiB
+ * unless GDN_CUDA_CHUNK_WS_MB says otherwise).
  * --fast-sweep: the decode and verify cases on the general kernels (GDN_CUDA_FAST=0) and on the fast
  * path forced (GDN_CUDA_FAST=1) with 8, 16 and 32 lanes per state row (GDN_CUDA_FAST_LPR; plus 200:
  * decode through the staged kernel; 2: multi-token calls on fast_pairs_kernel, two rows per thread).
@@ -59,13 +62,14 @@ typedef struct bcase {
     gdn_capture_mode capture;
     int slot_arrays; /* vLLM style: read/write slot arrays (and a slot table when capturing) on the device */
     int warm;        /* one pool (cache-resident when it fits) */
+    int chunked;     /* algo CHUNKED, 4 calls on one pool (prefill: the state is not what the time is about) */
 } bcase;
 
 static int run(gdn_context *ctx, const bcase *bc, int reps, double copy_bw)
 {
     const int64_t B = bc->B, T = bc->T;
     const double state_bytes = (double)B * HV * D * D * 4.0;
-    int calls = bc->warm ? 64 : (int)(ROTATE_BYTES / state_bytes + 0.999);
+    int calls = bc->chunked ? 4 : bc->warm ? 64 : (int)(ROTATE_BYTES / state_bytes + 0.999);
     if (calls < 1)
         calls = 1;
     if (calls > 128)
@@ -80,7 +84,7 @@ static int run(gdn_context *ctx, const bcase *bc, int reps, double copy_bw)
     void *cap = bc->capture == GDN_CAPTURE_DENSE ? gdn_cuda_malloc((size_t)(B * T) * HV * D * D * 4) : NULL;
     int32_t *slots_h = (int32_t *)malloc(sizeof(int32_t) * (size_t)(B * (T + 1)));
     void *slots = NULL, *cap_slots = NULL;
-    const int npools = bc->warm ? 1 : calls;
+    const int npools = bc->warm || bc->chunked ? 1 : calls;
     void **pools = (void **)calloc((size_t)npools, sizeof *pools);
     gdn_tensors *ts = (gdn_tensors *)calloc((size_t)calls, sizeof *ts);
     if (!q || !k || !v || !g || !beta || !out || !slots_h || !pools || !ts ||
@@ -119,7 +123,7 @@ static int run(gdn_context *ctx, const bcase *bc, int reps, double copy_bw)
     p.k_dim = p.v_dim = D;
     p.qk_l2norm = 1;
     p.dtype = p.out_dtype = GDN_DTYPE_BF16;
-    p.algo = GDN_ALGO_RECURRENT;
+    p.algo = bc->chunked ? GDN_ALGO_CHUNKED : GDN_ALGO_RECURRENT;
     gdn_batch b;
     memset(&b, 0, sizeof b);
     b.batch_size = B;
@@ -212,7 +216,7 @@ static int run_all(void *stream, const bcase *cs, size_t n, int reps, double cop
 
 int main(int argc, char **argv)
 {
-    int quick = 0, sweep = 0, fast_sweep = 0, j_sweep = 0, slope = 0;
+    int quick = 0, sweep = 0, fast_sweep = 0, j_sweep = 0, slope = 0, chunked = 0;
     long long oneB = 0, oneT = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -224,6 +228,8 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(argv[i], "--slope"))
             slope = 1;
+        else if (!strcmp(argv[i], "--chunked"))
+            chunked = 1;
         else if (!strcmp(argv[i], "--rpt-sweep"))
             sweep = 1;
         else if (!strcmp(argv[i], "--j-sweep"))
@@ -259,49 +265,66 @@ int main(int argc, char **argv)
         return 1;
     const int reps = quick ? 30 : 200;
     if (oneB > 0 && oneT > 0) {
-        const bcase one = {"one", oneB, oneT, GDN_CAPTURE_NONE, 0, 0};
+        const bcase one = {"one", oneB, oneT, GDN_CAPTURE_NONE, 0, 0, 0};
         const int ok = run(ctx, &one, 20, copy_bw);
         gdn_context_destroy(ctx);
         gdn_cuda_stream_destroy(stream);
         return ok ? 0 : 1;
+    }
+    if (chunked) { /* the chunked prefill, one-pass kernel against the two passes (chunked_split.cuh) */
+        gdn_context_destroy(ctx);
+        static const bcase CH[] = {{"prefill, chunked", 1, 512, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 1, 4096, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 1, 16384, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 8, 4096, GDN_CAPTURE_NONE, 0, 0, 1}};
+        if (!getenv("GDN_CUDA_CHUNK_WS_MB"))
+            setenv("GDN_CUDA_CHUNK_WS_MB", "4096", 1); /* B=8 T=4096 needs 2.4 GB of workspace */
+        int bad = 0;
+        for (int split = 0; split < 2; split++) {
+            setenv("GDN_CUDA_CHUNK_SPLIT", split ? "1" : "0", 1);
+            printf("-- GDN_CUDA_CHUNK_SPLIT=%d\n", split);
+            bad += run_all(stream, CH, sizeof CH / sizeof CH[0], 10, copy_bw);
+        }
+        gdn_cuda_stream_destroy(stream);
+        return bad ? 1 : 0;
     }
     if (slope) { /* the per-token slope of multi-token calls */
         int bad = 0;
         static const int64_t SB[3] = {1, 8, 64};
         for (int b = 0; b < 3; b++)
             for (int t = 1; t <= 8; t++) {
-                const bcase c = {"slope", SB[b], t, GDN_CAPTURE_NONE, 0, 0};
+                const bcase c = {"slope", SB[b], t, GDN_CAPTURE_NONE, 0, 0, 0};
                 bad += !run(ctx, &c, reps, copy_bw);
             }
         gdn_context_destroy(ctx);
         setenv("GDN_CUDA_FAST_LPR", "216", 1);
         printf("-- GDN_CUDA_FAST_LPR=216 (decode through the staged kernel)\n");
-        static const bcase ST[] = {{"slope", 1, 1, GDN_CAPTURE_NONE, 0, 0}, {"slope", 64, 1, GDN_CAPTURE_NONE, 0, 0}};
+        static const bcase ST[] = {{"slope", 1, 1, GDN_CAPTURE_NONE, 0, 0, 0}, {"slope", 64, 1, GDN_CAPTURE_NONE, 0, 0, 0}};
         bad += run_all(stream, ST, 2, reps, copy_bw);
         unsetenv("GDN_CUDA_FAST_LPR");
         gdn_cuda_stream_destroy(stream);
         return bad ? 1 : 0;
     }
     static const bcase CASES[] = {
-        {"decode", 1, 1, GDN_CAPTURE_NONE, 0, 0},
-        {"decode (warm: one pool)", 1, 1, GDN_CAPTURE_NONE, 0, 1},
-        {"decode (warm: one pool)", 8, 1, GDN_CAPTURE_NONE, 0, 1},
-        {"decode", 8, 1, GDN_CAPTURE_NONE, 0, 0},
-        {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0},
-        {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0},
-        {"decode, slot arrays (vLLM)", 1, 1, GDN_CAPTURE_NONE, 1, 0},
-        {"decode, slot arrays (vLLM)", 64, 1, GDN_CAPTURE_NONE, 1, 0},
-        {"decode, slot arrays (vLLM)", 256, 1, GDN_CAPTURE_NONE, 1, 0},
-        {"verify, no capture", 1, 4, GDN_CAPTURE_NONE, 0, 0},
-        {"verify, no capture", 8, 4, GDN_CAPTURE_NONE, 0, 0},
-        {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0},
-        {"verify, no capture", 256, 4, GDN_CAPTURE_NONE, 0, 0},
-        {"verify, dense capture", 1, 4, GDN_CAPTURE_DENSE, 0, 0},
-        {"verify, dense capture", 64, 4, GDN_CAPTURE_DENSE, 0, 0},
-        {"verify, slot capture (vLLM)", 1, 4, GDN_CAPTURE_SLOTS, 1, 0},
-        {"verify, slot capture (vLLM)", 64, 4, GDN_CAPTURE_SLOTS, 1, 0},
-        {"prefill", 1, 64, GDN_CAPTURE_NONE, 0, 0},
-        {"prefill", 1, 512, GDN_CAPTURE_NONE, 0, 0},
+        {"decode", 1, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+        {"decode (warm: one pool)", 1, 1, GDN_CAPTURE_NONE, 0, 1, 0},
+        {"decode (warm: one pool)", 8, 1, GDN_CAPTURE_NONE, 0, 1, 0},
+        {"decode", 8, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+        {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+        {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+        {"decode, slot arrays (vLLM)", 1, 1, GDN_CAPTURE_NONE, 1, 0, 0},
+        {"decode, slot arrays (vLLM)", 64, 1, GDN_CAPTURE_NONE, 1, 0, 0},
+        {"decode, slot arrays (vLLM)", 256, 1, GDN_CAPTURE_NONE, 1, 0, 0},
+        {"verify, no capture", 1, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+        {"verify, no capture", 8, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+        {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+        {"verify, no capture", 256, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+        {"verify, dense capture", 1, 4, GDN_CAPTURE_DENSE, 0, 0, 0},
+        {"verify, dense capture", 64, 4, GDN_CAPTURE_DENSE, 0, 0, 0},
+        {"verify, slot capture (vLLM)", 1, 4, GDN_CAPTURE_SLOTS, 1, 0, 0},
+        {"verify, slot capture (vLLM)", 64, 4, GDN_CAPTURE_SLOTS, 1, 0, 0},
+        {"prefill", 1, 64, GDN_CAPTURE_NONE, 0, 0, 0},
+        {"prefill", 1, 512, GDN_CAPTURE_NONE, 0, 0, 0},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++)
@@ -311,13 +334,13 @@ int main(int argc, char **argv)
         /* rows per lane (GDN_CUDA_RPT, read at context creation): items of 4 or 8 (the default at
            large batch) state rows per warp */
         static const bcase SW[] = {
-            {"decode", 1, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"decode", 8, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 1, 4, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, dense capture", 64, 4, GDN_CAPTURE_DENSE, 0, 0},
+            {"decode", 1, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"decode", 8, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 1, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, dense capture", 64, 4, GDN_CAPTURE_DENSE, 0, 0, 0},
         };
         for (int rpt = 1; rpt <= 2; rpt++) {
             char env[8];
@@ -334,10 +357,10 @@ int main(int argc, char **argv)
         unsetenv("GDN_CUDA_RPT");
         /* without programmatic dependent launches (plain stream order between kernels) */
         static const bcase NP[] = {
-            {"decode", 1, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"decode, slot arrays (vLLM)", 1, 1, GDN_CAPTURE_NONE, 1, 0},
-            {"verify, no capture", 1, 4, GDN_CAPTURE_NONE, 0, 0},
+            {"decode", 1, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"decode, slot arrays (vLLM)", 1, 1, GDN_CAPTURE_NONE, 1, 0, 0},
+            {"verify, no capture", 1, 4, GDN_CAPTURE_NONE, 0, 0, 0},
         };
         setenv("GDN_CUDA_PDL", "0", 1);
         printf("-- GDN_CUDA_PDL=0\n");
@@ -351,14 +374,14 @@ int main(int argc, char **argv)
     }
     if (fast_sweep) {
         static const bcase FS[] = {
-            {"decode", 1, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"decode", 8, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 1, 4, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 8, 4, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 256, 4, GDN_CAPTURE_NONE, 0, 0},
+            {"decode", 1, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"decode", 8, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 1, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 8, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 256, 4, GDN_CAPTURE_NONE, 0, 0, 0},
         };
         /* lanes per row 8, 16, 32; plus 200: decode through the staged kernel (fast_kernel) rather
            than fast1_kernel (multi-token calls always take fast_kernel) */
@@ -380,15 +403,15 @@ int main(int argc, char **argv)
     }
     if (j_sweep) {
         static const bcase JS[] = {
-            {"decode", 8, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 8, 4, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 16, 4, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 32, 4, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, no capture", 256, 4, GDN_CAPTURE_NONE, 0, 0},
-            {"verify, dense capture", 64, 4, GDN_CAPTURE_DENSE, 0, 0},
+            {"decode", 8, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"decode", 64, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"decode", 256, 1, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 8, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 16, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 32, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 64, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, no capture", 256, 4, GDN_CAPTURE_NONE, 0, 0, 0},
+            {"verify, dense capture", 64, 4, GDN_CAPTURE_DENSE, 0, 0, 0},
         };
         static const char *MODES[][2] = {{"1", "8"},  {"2", "8"},  {"4", "8"},  {"8", "8"}, {"1", "16"}, {"2", "16"},
                                          {"4", "16"}, {"8", "16"}, {"1", "2"},  {"2", "2"}, {"4", "2"}};
