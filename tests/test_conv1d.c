@@ -71,14 +71,6 @@ static gdn_context *make_ctx(gdn_isa isa, int threads)
 /* ---- 1. cases against the reference ---------------------------------------------------------- */
 
 enum { POOL_NONE, POOL_INPLACE, POOL_MOVE, POOL_NEGATIVE };
-enum { /* the values of conv_capture.h */
-    CAP_NONE = CONV_CAP_NONE,
-    CAP_DENSE = CONV_CAP_DENSE,
-    CAP_SLOTS = CONV_CAP_SLOTS,
-    CAP_SLOTS_STRIDE = CONV_CAP_SLOTS_STRIDE,
-    CAP_IN_POOL = CONV_CAP_IN_POOL,
-    CAP_IN_POOL_LAST = CONV_CAP_IN_POOL_LAST
-};
 
 typedef struct ccase {
     int C, W;
@@ -142,8 +134,8 @@ static void run_case(gdn_context *ctx, const ccase *c, outs *o, const char *tag)
 {
     char name[256];
     ccase fixed = *c;
-    if (fixed.pool == POOL_NONE && (fixed.cap == CAP_IN_POOL || fixed.cap == CAP_IN_POOL_LAST))
-        fixed.cap = CAP_SLOTS; /* no pool to capture into */
+    if (fixed.pool == POOL_NONE && (fixed.cap == CONV_CAP_IN_POOL || fixed.cap == CONV_CAP_IN_POOL_LAST))
+        fixed.cap = CONV_CAP_SLOTS; /* no pool to capture into */
     c = &fixed;
     describe(c, name, sizeof name);
     const int C = c->C, W = c->W, K = W - 1, packed = c->nseq > 0;
@@ -216,7 +208,7 @@ static void run_case(gdn_context *ctx, const ccase *c, outs *o, const char *tag)
     }
 
     /* state pool: 2N state slots (+ one per token for capture in the pool) + 1 nobody touches */
-    const int in_pool = c->cap == CAP_IN_POOL || c->cap == CAP_IN_POOL_LAST;
+    const int in_pool = c->cap == CONV_CAP_IN_POOL || c->cap == CONV_CAP_IN_POOL_LAST;
     const int64_t nslots = 2 * N + (in_pool ? ntok : 0) + 1;
     const size_t pool_n = (size_t)(nslots * C * K);
     float *pool = (float *)malloc(sizeof(float) * pool_n), *pool0 = (float *)malloc(sizeof(float) * pool_n);
@@ -253,7 +245,7 @@ static void run_case(gdn_context *ctx, const ccase *c, outs *o, const char *tag)
     int64_t cap_slots = 0;
     int32_t *tab = NULL;
     const int64_t stride = maxlen + 2;
-    if (c->cap == CAP_DENSE) {
+    if (c->cap == CONV_CAP_DENSE) {
         cap_n = (size_t)(ntok * C * K);
         const int64_t sc[4] = {Bv, Tv, C, K};
         te.capture.states = gdn_tensor_contiguous(NULL, 4, sc);
@@ -263,19 +255,19 @@ static void run_case(gdn_context *ctx, const ccase *c, outs *o, const char *tag)
             te.capture.states.strides[2] = 1;
             te.capture.states.strides[3] = C;
         }
-    } else if (c->cap == CAP_SLOTS || c->cap == CAP_SLOTS_STRIDE) {
-        cap_slots = (c->cap == CAP_SLOTS ? ntok : N * stride) + 1;
+    } else if (c->cap == CONV_CAP_SLOTS || c->cap == CONV_CAP_SLOTS_STRIDE) {
+        cap_slots = (c->cap == CONV_CAP_SLOTS ? ntok : N * stride) + 1;
         cap_n = (size_t)(cap_slots * C * K);
     }
     if (cap_n) {
         cap = (float *)malloc(sizeof(float) * cap_n);
         memset(cap, SENT, sizeof(float) * cap_n);
     }
-    if (c->cap != CAP_NONE && c->cap != CAP_DENSE) {
+    if (c->cap != CONV_CAP_NONE && c->cap != CONV_CAP_DENSE) {
         const conv_cap_shape cs = {N, c->T, Tv, stride, cap_slots, packed, cu, c->lens, C, K, c->strided == 2};
         size_t tab_n;
         tab = conv_capture_slots(&te, c->cap, &cs, te.state.write_slots, cap, &tab_n);
-    } else if (c->cap == CAP_DENSE) {
+    } else if (c->cap == CONV_CAP_DENSE) {
         te.capture.mode = GDN_CAPTURE_DENSE;
         te.capture.states.data = cap;
     }
@@ -324,13 +316,13 @@ static void run_case(gdn_context *ctx, const ccase *c, outs *o, const char *tag)
             for (int64_t j = 0; j < len; j++) {
                 const int64_t pos = b * Tv + t0 + j;
                 const double *src = rr.captures + pos * C * K;
-                if (c->cap == CAP_DENSE) {
+                if (c->cap == CONV_CAP_DENSE) {
                     for (int ch = 0; ch < C; ch++)
                         for (int jj = 0; jj < K; jj++)
                             ecap[c->strided == 2 ? (pos * K + jj) * C + ch : (pos * C + ch) * K + jj] =
                                 (float)src[ch * K + jj];
-                } else if (c->cap != CAP_NONE) {
-                    const int64_t s = tab[c->cap == CAP_SLOTS_STRIDE ? n * stride + j : pos];
+                } else if (c->cap != CONV_CAP_NONE) {
+                    const int64_t s = tab[c->cap == CONV_CAP_SLOTS_STRIDE ? n * stride + j : pos];
                     if (s < 0)
                         continue;
                     float *dst = in_pool ? epool : ecap;
@@ -432,7 +424,7 @@ static int matrix(gdn_context *ctx, const char *tag, outs *keep)
             ccase r = packed(24, W, dt, 4, lens_b); /* replay: no y */
             r.no_y = 1;
             r.pool = v % 2 ? POOL_MOVE : POOL_INPLACE;
-            r.cap = (v % 3 == 0) ? CAP_IN_POOL : CAP_NONE;
+            r.cap = (v % 3 == 0) ? CONV_CAP_IN_POOL : CONV_CAP_NONE;
             run_case(ctx, &r, keep ? &keep[i] : NULL, tag), i++;
         }
     /* sizes: several channel blocks with a tail, long prefill, the Qwen3.6-35B-A3B decode shape */
@@ -443,11 +435,11 @@ static int matrix(gdn_context *ctx, const char *tag, outs *keep)
     c.pool = POOL_MOVE;
     run_case(ctx, &c, keep ? &keep[i] : NULL, tag), i++;
     c = dense(8192, 4, GDN_DTYPE_F32, 2, 4);
-    c.cap = CAP_IN_POOL_LAST;
+    c.cap = CONV_CAP_IN_POOL_LAST;
     run_case(ctx, &c, keep ? &keep[i] : NULL, tag), i++;
     c = dense(1, 3, GDN_DTYPE_F32, 5, 3); /* one channel */
     c.pool = POOL_NEGATIVE;
-    c.cap = CAP_SLOTS;
+    c.cap = CONV_CAP_SLOTS;
     run_case(ctx, &c, keep ? &keep[i] : NULL, tag), i++;
     return i;
 }

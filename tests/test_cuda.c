@@ -881,14 +881,6 @@ static void *dev_dup(const void *h, size_t bytes)
 }
 
 enum { CP_NONE, CP_INPLACE, CP_MOVE, CP_NEGATIVE };
-enum { /* the values of conv_capture.h */
-    CC_NONE = CONV_CAP_NONE,
-    CC_DENSE = CONV_CAP_DENSE,
-    CC_SLOTS = CONV_CAP_SLOTS,
-    CC_SLOTS_STRIDE = CONV_CAP_SLOTS_STRIDE,
-    CC_IN_POOL = CONV_CAP_IN_POOL,
-    CC_IN_POOL_LAST = CONV_CAP_IN_POOL_LAST
-};
 
 typedef struct conv_case {
     int C, W, silu, bias;
@@ -945,8 +937,8 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
     char name[300];
     conv_case fixed = *cin;
     const conv_case *c = &fixed;
-    if (fixed.pool == CP_NONE && (fixed.cap == CC_IN_POOL || fixed.cap == CC_IN_POOL_LAST))
-        fixed.cap = CC_SLOTS;
+    if (fixed.pool == CP_NONE && (fixed.cap == CONV_CAP_IN_POOL || fixed.cap == CONV_CAP_IN_POOL_LAST))
+        fixed.cap = CONV_CAP_SLOTS;
     if (fixed.no_y)
         fixed.y_is_x = 0;
     conv_describe(c, name, sizeof name);
@@ -1034,7 +1026,7 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
         te.y.data = c->y_is_x ? (void *)x : (void *)y;
     }
 
-    const int in_pool = c->cap == CC_IN_POOL || c->cap == CC_IN_POOL_LAST;
+    const int in_pool = c->cap == CONV_CAP_IN_POOL || c->cap == CONV_CAP_IN_POOL_LAST;
     const int64_t nslots = 2 * N + (in_pool ? ntok : 0) + 1;
     const size_t pool_n = (size_t)(nslots * C * K);
     float *pool = (float *)malloc(sizeof(float) * pool_n), *pool0 = (float *)malloc(sizeof(float) * pool_n);
@@ -1073,7 +1065,7 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
     int32_t *tab = NULL;
     size_t tab_n = 0;
     const int64_t stride = maxlen + 2;
-    if (c->cap == CC_DENSE) {
+    if (c->cap == CONV_CAP_DENSE) {
         cap_n = (size_t)(ntok * C * K);
         const int64_t sc[4] = {Bv, Tv, C, K};
         te.capture.states = gdn_tensor_contiguous(NULL, 4, sc);
@@ -1083,18 +1075,18 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
             te.capture.states.strides[2] = 1;
             te.capture.states.strides[3] = C;
         }
-    } else if (c->cap == CC_SLOTS || c->cap == CC_SLOTS_STRIDE) {
-        cap_slots = (c->cap == CC_SLOTS ? ntok : N * stride) + 1;
+    } else if (c->cap == CONV_CAP_SLOTS || c->cap == CONV_CAP_SLOTS_STRIDE) {
+        cap_slots = (c->cap == CONV_CAP_SLOTS ? ntok : N * stride) + 1;
         cap_n = (size_t)(cap_slots * C * K);
     }
     if (cap_n) {
         cap = (float *)malloc(sizeof(float) * cap_n);
         memset(cap, CONV_SENT, sizeof(float) * cap_n);
     }
-    if (c->cap != CC_NONE && c->cap != CC_DENSE) {
+    if (c->cap != CONV_CAP_NONE && c->cap != CONV_CAP_DENSE) {
         const conv_cap_shape cs = {N, c->T, Tv, stride, cap_slots, packed, cu, c->lens, C, K, c->strided == 2};
         tab = conv_capture_slots(&te, c->cap, &cs, te.state.write_slots, cap, &tab_n);
-    } else if (c->cap == CC_DENSE) {
+    } else if (c->cap == CONV_CAP_DENSE) {
         te.capture.mode = GDN_CAPTURE_DENSE;
         te.capture.states.data = cap;
     }
@@ -1221,8 +1213,9 @@ static void conv_run(gdn_context *cpu, gdn_context *gpu, const conv_case *cin, u
                 for (int64_t n = 0; n < N; n++) {
                     const int64_t b = packed ? 0 : n, t0 = packed ? cu[n] : 0, len = packed ? c->lens[n] : c->T;
                     for (int64_t j = cnt[n]; j < len; j++) {
-                        const int64_t pos = b * Tv + t0 + j, idx = c->cap == CC_SLOTS_STRIDE ? n * stride + j : pos;
-                        const int64_t s = c->cap == CC_DENSE ? pos : tab[idx];
+                        const int64_t pos = b * Tv + t0 + j;
+                        const int64_t idx = c->cap == CONV_CAP_SLOTS_STRIDE ? n * stride + j : pos;
+                        const int64_t s = c->cap == CONV_CAP_DENSE ? pos : tab[idx];
                         if (s < 0)
                             continue;
                         const unsigned char *blk = (const unsigned char *)(gcap + s * C * K);
@@ -1342,7 +1335,7 @@ static void run_conv(int sanitize)
             conv_case rp = conv_packed(24, W, dt, 4, lens_b); /* replay: no y */
             rp.no_y = 1;
             rp.pool = v % 2 ? CP_MOVE : CP_INPLACE;
-            rp.cap = v % 3 == 0 ? CC_IN_POOL : CC_NONE;
+            rp.cap = v % 3 == 0 ? CONV_CAP_IN_POOL : CONV_CAP_NONE;
             conv_run(cpu, gpu, &rp, seed++);
 
             if (sanitize && W > 3)
@@ -1350,7 +1343,7 @@ static void run_conv(int sanitize)
             /* long sequences: tokens split over the threads of a block (in place, captures into the pool) */
             conv_case l = conv_packed(v % 2 ? 70 : 33, W, dt, 5, lens_c);
             l.pool = v % 2 ? CP_MOVE : CP_NEGATIVE;
-            l.cap = v % 3 == 0 ? CC_IN_POOL_LAST : v % 3 == 1 ? CC_DENSE : CC_NONE;
+            l.cap = v % 3 == 0 ? CONV_CAP_IN_POOL_LAST : v % 3 == 1 ? CONV_CAP_DENSE : CONV_CAP_NONE;
             l.y_is_x = v % 2;
             l.strided = v % 3 == 2 ? 1 : 0;
             conv_run(cpu, gpu, &l, seed++);
@@ -1360,12 +1353,12 @@ static void run_conv(int sanitize)
     c.pool = CP_MOVE;
     conv_run(cpu, gpu, &c, seed++);
     c = conv_dense(8192, 4, GDN_DTYPE_F32, 2, 4);
-    c.cap = CC_IN_POOL_LAST;
+    c.cap = CONV_CAP_IN_POOL_LAST;
     c.pool = CP_MOVE;
     conv_run(cpu, gpu, &c, seed++);
     c = conv_dense(1, 3, GDN_DTYPE_F32, 5, 3);
     c.pool = CP_NEGATIVE;
-    c.cap = CC_SLOTS;
+    c.cap = CONV_CAP_SLOTS;
     conv_run(cpu, gpu, &c, seed++);
     if (!sanitize) {
         c = conv_dense(300, 4, GDN_DTYPE_BF16, 2, 2500);
@@ -1380,7 +1373,7 @@ static void run_conv(int sanitize)
         for (int bad = 1; bad <= 3; bad++) {
             conv_case e = conv_packed(40, 4, GDN_DTYPE_BF16, 6, lens_a);
             e.pool = CP_MOVE;
-            e.cap = CC_SLOTS;
+            e.cap = CONV_CAP_SLOTS;
             e.bad = bad;
             conv_run(cpu, gpu, &e, seed++);
         }
@@ -1893,7 +1886,8 @@ static void run_replay(void)
     const int conv_ran0 = conv_ran, conv_failed0 = conv_failed;
     static const int64_t lens[RPN] = {4, 1, 3}, lens_long[] = {0, 700, 3, 129, 1};
     static const int pools[] = {CP_MOVE, CP_INPLACE, CP_NEGATIVE};
-    static const int caps[] = {CC_NONE, CC_DENSE, CC_SLOTS, CC_IN_POOL_LAST, CC_SLOTS_STRIDE};
+    static const int caps[] = {CONV_CAP_NONE, CONV_CAP_DENSE, CONV_CAP_SLOTS, CONV_CAP_IN_POOL_LAST,
+                               CONV_CAP_SLOTS_STRIDE};
     for (int i = 0; i < 20; i++) {
         conv_case c = (i & 1) ? conv_packed(16, 4, GDN_DTYPE_F32, RPN, lens) : conv_dense(16, 4, GDN_DTYPE_F32, RPN, RPT);
         c.counts = 1 + (i >> 1);
@@ -1908,15 +1902,15 @@ static void run_replay(void)
         conv_case c = conv_packed(24, 4, GDN_DTYPE_BF16, RPN, lens);
         c.counts = 1 + 2;
         c.pool = CP_MOVE;
-        c.cap = CC_DENSE;
+        c.cap = CONV_CAP_DENSE;
         conv_run(cpu, gpu, &c, seed++);
         c = conv_packed(33, 4, GDN_DTYPE_F32, 5, lens_long);
         c.counts = 1 + 350; /* 0, 351 of 700, 0 of 3, 93 of 129, 0 of 1 */
         c.pool = CP_MOVE;
-        c.cap = CC_IN_POOL_LAST;
+        c.cap = CONV_CAP_IN_POOL_LAST;
         c.y_is_x = 1;
         conv_run(cpu, gpu, &c, seed++);
-        c.cap = CC_NONE;
+        c.cap = CONV_CAP_NONE;
         c.y_is_x = 0;
         c.no_y = 1;
         conv_run(cpu, gpu, &c, seed++);
@@ -1926,7 +1920,7 @@ static void run_replay(void)
             conv_case c = packed ? conv_packed(16, 4, GDN_DTYPE_F32, RPN, lens) : conv_dense(16, 4, GDN_DTYPE_F32, RPN, RPT);
             c.counts = 1;
             c.pool = packed ? CP_MOVE : CP_INPLACE; /* dense: num_tokens is the only index array */
-            c.cap = packed ? CC_SLOTS : CC_NONE;
+            c.cap = packed ? CONV_CAP_SLOTS : CONV_CAP_NONE;
             c.bad = bad;
             conv_run(cpu, gpu, &c, seed++);
             c.bad = 0; /* the valid call after the error */

@@ -756,61 +756,21 @@ done:
 /* The launch floor's kernels (measurements): mode 0 nothing; 1 each thread loads 32 bytes of `buf` after
    griddepcontrol.wait and stores them back (the memory round trip of a decode call at B=1, 512 CTAs);
    2 the same with the CTA's 4 KiB prefetched into L2 before the wait; 3 as 2 with a chain of four
-   dependent shuffle rounds between load and store (a decode row's reduction); 4 as 2 through bulk copies
-   (one 4 KiB cp.async.bulk into shared memory on an mbarrier, each thread's 32 bytes through registers,
-   one bulk store back). */
+   dependent shuffle rounds between load and store (a decode row's reduction). */
 __global__ void floor_kernel(int pdl, int mode, float4 *buf)
 {
     const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 2;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    __shared__ __align__(128) float4 sb[256];
-    __shared__ __align__(8) unsigned long long bar;
-    const unsigned sbar = (unsigned)__cvta_generic_to_shared(&bar), ssb = (unsigned)__cvta_generic_to_shared(sb);
-    if (mode == 4) {
-        if (threadIdx.x == 0) {
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sbar) : "memory");
-            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        }
-        __syncthreads();
-    }
     if (pdl)
         asm volatile("griddepcontrol.launch_dependents;");
     if (mode >= 2 && threadIdx.x == 0)
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(buf + i), "r"(4096u) : "memory");
     if (pdl)
         asm volatile("griddepcontrol.wait;" ::: "memory");
-    if (mode == 4) {
-        float4 *src = buf + (size_t)blockIdx.x * 256;
-        if (threadIdx.x == 0) {
-            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sbar), "r"(4096u) : "memory");
-            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                             ssb),
-                         "l"(src), "r"(4096u), "r"(sbar)
-                         : "memory");
-        }
-        asm volatile("{\n\t.reg .pred done;\n"
-                     "FLOOR_WAIT:\n\t"
-                     "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n\t"
-                     "@!done bra FLOOR_WAIT;\n}" ::"r"(sbar)
-                     : "memory");
-        float4 a = sb[2 * threadIdx.x], b = sb[2 * threadIdx.x + 1];
-        a.x += 1e-30f;
-        sb[2 * threadIdx.x] = a;
-        sb[2 * threadIdx.x + 1] = b;
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(src), "r"(ssb), "r"(4096u)
-                         : "memory");
-            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-            asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-        }
-        return;
-    }
 #else
     (void)pdl;
 #endif
-    if (mode >= 1 && mode <= 3) {
+    if (mode >= 1) {
         float4 a = buf[i], b = buf[i + 1];
         if (mode == 3) {
             float x = a.x + b.y;
@@ -822,6 +782,56 @@ __global__ void floor_kernel(int pdl, int mode, float4 *buf)
         buf[i] = a;
         buf[i + 1] = b;
     }
+}
+
+/* Mode 4 of the launch floor: as mode 2 through bulk copies (one 4 KiB cp.async.bulk into shared memory on
+   an mbarrier, each thread's 32 bytes through registers, one bulk store back); sm_90 only. */
+__global__ void floor_bulk_kernel(int pdl, float4 *buf)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ __align__(128) float4 sb[256];
+    __shared__ __align__(8) unsigned long long bar;
+    const unsigned sbar = (unsigned)__cvta_generic_to_shared(&bar), ssb = (unsigned)__cvta_generic_to_shared(sb);
+    float4 *src = buf + (size_t)blockIdx.x * 256;
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sbar) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (pdl)
+        asm volatile("griddepcontrol.launch_dependents;");
+    if (threadIdx.x == 0)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(4096u) : "memory");
+    if (pdl)
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sbar), "r"(4096u) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         ssb),
+                     "l"(src), "r"(4096u), "r"(sbar)
+                     : "memory");
+    }
+    asm volatile("{\n\t.reg .pred done;\n"
+                 "FLOOR_WAIT:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n\t"
+                 "@!done bra FLOOR_WAIT;\n}" ::"r"(sbar)
+                 : "memory");
+    float4 a = sb[2 * threadIdx.x], b = sb[2 * threadIdx.x + 1];
+    a.x += 1e-30f;
+    sb[2 * threadIdx.x] = a;
+    sb[2 * threadIdx.x + 1] = b;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(src), "r"(ssb), "r"(4096u)
+                     : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+    }
+#else
+    (void)pdl;
+    (void)buf;
+#endif
 }
 
 double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl, int mode)
@@ -851,8 +861,12 @@ double gdn_cuda_launch_floor_us(int n_calls, int reps, int pdl, int mode)
     cfg.stream = s;
     if (cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed) != cudaSuccess)
         goto done;
-    for (int i = 0; i < n_calls; i++)
-        (void)cudaLaunchKernelEx(&cfg, floor_kernel, pdl, mode, buf);
+    for (int i = 0; i < n_calls; i++) {
+        if (mode == 4)
+            (void)cudaLaunchKernelEx(&cfg, floor_bulk_kernel, pdl, buf);
+        else
+            (void)cudaLaunchKernelEx(&cfg, floor_kernel, pdl, mode, buf);
+    }
     if (cudaStreamEndCapture(s, &g) != cudaSuccess || cudaGraphInstantiate(&x, g, 0) != cudaSuccess)
         goto done;
     for (int w = 0; w < 10; w++)

@@ -433,6 +433,7 @@ __device__ __forceinline__ void stage_gates_raw(const gdn_cuda_params &P, int i,
             *slot = P.cap_slots[P.cap_slots_stride > 0 ? n * P.cap_slots_stride + (t - t0) : b * P.T + t];
     }
 }
+
 /* Stage nt tokens (tc ..) of this warp's item: q and k rows (converted to f32, zeros past Dk), the
  * item's v values, decay, beta and the capture offset; every load of a round is issued before any
  * is converted. Each row of q/k is written by the lanes that load it; __syncwarp() before use. */
