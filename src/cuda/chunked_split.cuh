@@ -2,75 +2,152 @@
  * chunked_split.cuh — chunkwise prefill on tensor cores in two passes (research/ALGORITHM.md sections 1-2):
  * chunk_split_tf32__cuda_mma, included by recurrent.cu after chunked_tc.cuh (whose helpers it uses).
  *
- * Why: chunk_tc_kernel does every chunk's key-side work (norms, K K^T, Q K^T, the inverses, the solve) in
- * the serial chunk-to-chunk chain, and each of a head's row tiles repeats it (docs/DESIGN.md). Here that
- * work runs for all chunks at once in a first pass, and the serial pass is three products per chunk.
+ * Why: chunk_tc_kernel does every chunk's key-side work (norms, K K^T, Q K^T, the inverses) in the serial
+ * chunk-to-chunk chain, and each of a head's row tiles repeats it (docs/DESIGN.md). Here that work runs for
+ * all chunks at once in a first pass, and the serial pass reads small per-chunk matrices beside the raw
+ * inputs, the next chunk's brought in while the current one computes.
  *
- * Math per (sequence, value head), chunk of nt <= TC_C tokens (notation of chunked_tc.cuh: k^, q^ the
- * normalised rows, q^ with the scale; c_t the running sums of the clamped log decays within the chunk,
- * gam_t = exp(c_t), G[i][j] = exp(c_i - c_j)); A[i][j] = b_i G[i][j] (k^_i . k^_j) (i > j), T = (I + A)^-1:
- *     W  = T diag(b gam) K^          [C][Dk]      U = T diag(b) V     [C][Dv]
- *     Qg = diag(gam) Q^              [C][Dk]      Kw = diag(G[nt-1][.]) K^ (rows past nt zero)
- *     P  = Q^ K^T o G (j <= i)       [C][C]       gl = gam_{nt-1}
+ * Math per (sequence, value head), chunk of nt <= TC_C tokens (notation of chunked_tc.cuh: k, q the raw
+ * rows, ksc, qsc their norm scales (qsc with the attention scale), c_t the running sums of the clamped log
+ * decays within the chunk, gam_t = exp(c_t), G[i][j] = exp(c_i - c_j)):
+ *     A[i][j] = b_i G[i][j] ksc_i ksc_j (k_i . k_j)   (i > j),  T = (I + A)^-1      [C][C]
+ *     P[i][j] = G[i][j] qsc_i ksc_j (q_i . k_j)       (j <= i)                      [C][C]
+ *     sk = b gam ksc, bt = b, sq = gam qsc, cf_j = G[nt-1][j] ksc_j, gl = gam_{nt-1}  [C] each
  * and then, with the state S [Dv][Dk] entering the chunk,
- *     D  = U - W S^T                 (the deltas: D = T diag(b) (V - diag(gam) K^ S^T), as chunk_tc's solve)
- *     O  = Qg S^T + P D
- *     S' = gl S + D^T Kw
- * Pass 1, chunk_split_prep_kernel: one CTA of 8 warps per (chunk, value head, sequence), all at once:
- * inputs and norms as chunk_tc (tc_issue_rows / tc_store_rows), K K^T and Q K^T on tensor cores, the
- * diagonal blocks of T by substitution, then the blockwise solve (D_b = T_bb (R_b + L_b. D)) for the
- * DKP + DVP right-hand-side columns [diag(b gam ksc) K | diag(b) V] at once, each warp owning 8-column
- * strips (no barrier between the blocks); W, U, Qg, Kw, P and gl go to the context's workspace (f32,
- * rounded to tf32), WSB floats per chunk.
+ *     R  = diag(bt) V - diag(sk) K S^T     D = T R     (the deltas, as chunk_tc's solve)
+ *     O  = diag(sq) Q S^T + P D
+ *     S' = gl S + (diag(cf) D)^T K
+ * Pass 1, chunk_split_prep_kernel: one CTA of 8 warps per (chunk, value head, sequence), all at once: the
+ * raw k, q rows by cp.async into shared memory (16-bit, as given), their norms, K K^T and Q K^T on tensor
+ * cores (tf32 operands: bf16 and f16 values are exact in tf32), the diagonal blocks of T by substitution,
+ * then T whole by the blockwise solve with the identity as right-hand side (a warp per 8-column strip);
+ * T, P (rounded to tf32) and the scalars go to the context's workspace, WSB floats per chunk.
  * Pass 2, chunk_split_state_kernel: one CTA of 8 warps per (value head, TC_R state rows, sequence),
- * walking the chunks: the chunk's W, Qg, Kw, P and U tile from the workspace into shared memory; warps
- * 0-3 D = U - W S^T (16 rows each), warps 4-7 Qg S^T; barrier; warps 4-7 the outputs O = Qg S^T + P D,
- * warps 0-3 the state update (the state in f32 accumulator fragments across chunks, as chunk_tc).
+ * walking the chunks with two stages of shared memory: the next chunk's raw k, q rows, v tile, T, P and
+ * scalars come by cp.async while the current one computes. Per chunk: warps 0-3 K S^T and R (16 tokens
+ * each), warps 4-7 Q S^T; barrier; D = T R (every warp, 16 x 16); barrier; warps 4-7 the outputs, warps
+ * 0-3 the state update (the state in f32 accumulator fragments across chunks, as chunk_tc).
  *
  * Assumptions (chunk_split_ok): as chunk_tc_kernel (no capture, Dk <= 128), plus a dense batch (no
- * cu_seqlens; batch.num_tokens allowed), Dv <= 128, N <= 65535, and a workspace of N Hv ceil(T / C) WSB
- * floats (the launcher falls back to chunk_tc_kernel without one). Gate values must give decays in [0, 1].
+ * cu_seqlens; batch.num_tokens allowed), bf16 or f16 activations with q, k, v rows of unit stride, 16-byte
+ * aligned (Dk, Dv and the outer strides multiples of 8 elements), N <= 65535, and a workspace of
+ * N Hv ceil(T / C) WSB floats (the launcher falls back to chunk_tc_kernel without one). Gate values must
+ * give decays in [0, 1].
  */
 #ifndef GDN_CUDA_CHUNKED_SPLIT_CUH
 #define GDN_CUDA_CHUNKED_SPLIT_CUH
 
-/* Floats of one chunk's workspace block: W, Qg, Kw [C][DKP], U [C][DVP], P [C][C], gl (padded to 4). */
-__host__ __device__ constexpr int64_t split_wsb(int dkp, int dvp)
+#define SP_WSB (2 * TC_C * TC_C + 4 * TC_C + 4) /* workspace floats per chunk: T, P, sk, bt, sq, cf, gl (+3) */
+#define SP_LDX (TC_C + 8)                       /* the solve's rows (T being formed) */
+#define SP_LDV16 (TC_R + 8)                     /* a stage's v tile rows (16-bit) */
+#define SP_LDP (TC_C + 8) /* a stage's P rows: the 8-byte (row g, columns 2t, 2t + 1) reads hit 32 banks */
+#define SP_LDD (TC_R + 4) /* D rows: the (rows 2t, 2t + 1, column g) reads hit 32 banks */
+
+__host__ __device__ constexpr int sp_ld16(int dkp)
 {
-    return (int64_t)3 * TC_C * dkp + (int64_t)TC_C * dvp + (int64_t)TC_C * TC_C + 4;
+    return dkp + 8; /* 16-bit k, q rows: 16-byte aligned; the (row g, pair t) words hit 32 banks */
 }
-__host__ __device__ constexpr int split_ldx(int dkp, int dvp)
+/* Bytes of one stage of the state pass: k, q rows, v tile (16-bit), T, P and the scalars (f32). */
+__host__ __device__ constexpr int sp_stage_bytes(int dkp)
 {
-    return dkp + dvp + 8; /* the solve's rows: the (row t, column g) fragment reads hit 32 banks */
+    return 2 * TC_C * sp_ld16(dkp) * 2 + TC_C * SP_LDV16 * 2 + TC_C * (TC_LDA + SP_LDP) * 4 + (4 * TC_C + 4) * 4;
 }
-__host__ __device__ constexpr int split_prep_smem_floats(int dkp, int dvp)
+__host__ __device__ constexpr int split_prep_smem_bytes(int dkp)
 {
-    return 2 * TC_C * tc_ldk(dkp) + 3 * TC_C * TC_LDA + TC_C * split_ldx(dkp, dvp) + 6 * TC_C;
+    return 2 * TC_C * sp_ld16(dkp) * 2 + (3 * TC_C * TC_LDA + TC_C * SP_LDX + 5 * TC_C) * 4;
 }
-__host__ __device__ constexpr int split_state_smem_floats(int dkp)
+__host__ __device__ constexpr int split_state_smem_bytes(int dkp)
 {
-    return 3 * TC_C * tc_ldk(dkp) + TC_R * tc_ldk(dkp) + 2 * TC_C * TC_LDV + TC_C * TC_LDA;
+    return 2 * sp_stage_bytes(dkp) + (TC_R * tc_ldk(dkp) + TC_C * (TC_LDV + SP_LDD)) * 4;
 }
 
-/* Pass 1 (see the header). DKP, DVP: Dk, Dv padded (32, 64 or 128). Grid (chunks, Hv, N). */
-template <int DKP, int DVP>
-__global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
+/* 16 bytes global -> shared, asynchronously (zeros when !valid: nothing is read, src may be any address). */
+__device__ __forceinline__ void sp_cp16(void *dst, const void *src, bool valid)
 {
-    extern __shared__ __align__(16) float sp_sm[];
-    constexpr int LDK = tc_ldk(DKP), LDA = TC_LDA, LDX = split_ldx(DKP, DVP), NX = DKP + DVP;
-    float *Ks = sp_sm;             /* [C][LDK] k rows (raw) */
-    float *Qs = Ks + TC_C * LDK;   /* [C][LDK] q rows (raw) */
-    float *Lm = Qs + TC_C * LDK;   /* [C][LDA] L = -A (strictly lower) */
-    float *Pm = Lm + TC_C * LDA;   /* [C][LDA] P */
-    float *Tm = Pm + TC_C * LDA;   /* [C][LDA] the diagonal blocks' inverses */
-    float *Xm = Tm + TC_C * LDA;   /* [C][LDX] v (raw, columns DKP..), then the right-hand sides, then W | U */
-    float *lc = Xm + TC_C * LDX;   /* [C] log decays, then their running sums */
-    float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C, *cf = gam + TC_C;
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void sp_commit()
+{
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void sp_wait()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+/* Two 16-bit values (one 32-bit word: lo, hi) as tf32 operand bits (exact: bf16 and f16 fit tf32). */
+template <bool F16>
+__device__ __forceinline__ void sp_pair(unsigned w, unsigned *lo, unsigned *hi)
+{
+    if constexpr (F16) {
+        const float2 f = __half22float2(*(const __half2 *)&w);
+        *lo = __float_as_uint(f.x);
+        *hi = __float_as_uint(f.y);
+    } else {
+        *lo = w << 16;
+        *hi = w & 0xffff0000u;
+    }
+}
+template <bool F16>
+__device__ __forceinline__ unsigned sp_one(unsigned short x)
+{
+    if constexpr (F16)
+        return __float_as_uint(__half2float(__ushort_as_half(x)));
+    else
+        return (unsigned)x << 16;
+}
+/* frag_a2 / frag_bt2 (chunked_tc.cuh: the pair (t, t + 4) of a product over Dk from columns (2t, 2t + 1))
+   of a 16-bit row-major matrix (ld elements per row). */
+template <bool F16>
+__device__ __forceinline__ void sp_frag_a2(unsigned a[4], const unsigned short *M, int ld, int r0, int k0, int g, int t)
+{
+    sp_pair<F16>(*(const unsigned *)(M + (r0 + g) * ld + k0 + 2 * t), &a[0], &a[2]);
+    sp_pair<F16>(*(const unsigned *)(M + (r0 + g + 8) * ld + k0 + 2 * t), &a[1], &a[3]);
+}
+template <bool F16>
+__device__ __forceinline__ void sp_frag_bt2(unsigned b[2], const unsigned short *M, int ld, int k0, int n0, int g, int t)
+{
+    sp_pair<F16>(*(const unsigned *)(M + (n0 + g) * ld + k0 + 2 * t), &b[0], &b[1]);
+}
+
+/* Rows [tc, tc + nt) of a q or k head, raw, into shared memory by cp.async (zeros past nt and Dk). */
+template <int DKP>
+__device__ __forceinline__ void sp_issue_rows(const gdn_cuda_params &P, const void *base, const int64_t *st, int64_t b,
+                                              int64_t tc, int nt, int hk, unsigned short *dst)
+{
+    constexpr int PR = DKP / 8; /* 16-byte pieces per row */
+#pragma unroll
+    for (int u = 0; u < TC_C * PR / TC_THREADS; u++) {
+        const int e = threadIdx.x + u * TC_THREADS, t = e / PR, c = 8 * (e % PR);
+        const bool ok = t < nt && c < P.Dk;
+        const unsigned short *src = (const unsigned short *)base;
+        if (ok)
+            src += b * st[0] + (tc + t) * st[1] + (int64_t)hk * st[2] + c;
+        sp_cp16(dst + t * sp_ld16(DKP) + c, src, ok);
+    }
+}
+
+/* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
+   Hv, N). */
+template <int DKP, bool F16>
+__global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    extern __shared__ __align__(16) unsigned char sp_raw[];
+    constexpr int LD = sp_ld16(DKP), LDA = TC_LDA, LDX = SP_LDX;
+    unsigned short *Kh = (unsigned short *)sp_raw; /* [C][LD] k rows (raw) */
+    unsigned short *Qh = Kh + TC_C * LD;           /* [C][LD] q rows (raw) */
+    float *Lm = (float *)(Qh + TC_C * LD);         /* [C][LDA] L = -A (strictly lower) */
+    float *Pm = Lm + TC_C * LDA;                   /* [C][LDA] P */
+    float *Tm = Pm + TC_C * LDA;                   /* [C][LDA] the diagonal blocks' inverses */
+    float *Xm = Tm + TC_C * LDA;                   /* [C][LDX] the identity, solved in place into T */
+    float *lc = Xm + TC_C * LDX;                   /* [C] log decays, then their running sums */
+    float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const int c = (int)blockIdx.x, h = (int)blockIdx.y;
     const int64_t n = blockIdx.z;
-    const int Dv = P.Dv;
     const int hk = P.grouped ? h / P.ratio : h % P.Hk;
     const bool upd = warp < 4;
     const int mt = upd ? warp : 7 - warp;
@@ -85,31 +162,19 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_prep_kernel(const _
         return; /* past the sequence's (counted) tokens: the state pass never reads this block */
     const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
     const int64_t nch = (P.T + TC_C - 1) / TC_C;
-    float *wsb = P.ws + ((n * P.Hv + h) * nch + c) * split_wsb(DKP, DVP);
+    float *wsb = P.ws + ((n * P.Hv + h) * nch + c) * SP_WSB;
 
-    /* inputs: gates, then every load of the k, q rows and the v values before the stores */
+    sp_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Kh);
+    sp_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qh);
+    sp_commit();
     float gv, be;
     tc_load_gates(P, b, tc, nt, h, &gv, &be);
-    {
-        constexpr int NVV = TC_C * DVP / TC_THREADS;
-        unsigned vraw[NVV];
-        if (P.qk_vec) {
-            uint4 kr[TC_C * DKP / 4 / TC_THREADS], qr[TC_C * DKP / 4 / TC_THREADS];
-            tc_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, kr);
-            tc_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, qr);
-            tc_issue_v<DVP>(P, b, tc, nt, h, 0, Dv, vraw);
-            tc_store_rows<DKP>(P, kr, Ks, ksc, 1.0f);
-            tc_store_rows<DKP>(P, qr, Qs, qsc, P.scale);
-        } else {
-            tc_load_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Ks);
-            tc_load_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qs);
-            tc_issue_v<DVP>(P, b, tc, nt, h, 0, Dv, vraw);
-        }
+    { /* the identity, to be solved into T: a quarter row per thread */
+        const int i = tid >> 2, c0 = 16 * (tid & 3);
 #pragma unroll
-        for (int u = 0; u < NVV; u++) {
-            const int e = tid + u * TC_THREADS, t = e / DVP, r = e % DVP;
-            Xm[t * LDX + DKP + r] = P.dtype == GDN_DTYPE_F32 ? __uint_as_float(vraw[u]) : cvt16(vraw[u], P.dtype);
-        }
+        for (int cc = 0; cc < 16; cc += 4)
+            *(float4 *)(Xm + i * LDX + c0 + cc) = make_float4(i == c0 + cc ? 1.f : 0.f, i == c0 + cc + 1 ? 1.f : 0.f,
+                                                            i == c0 + cc + 2 ? 1.f : 0.f, i == c0 + cc + 3 ? 1.f : 0.f);
     }
     if (tid < TC_C) {
         float l = 0.f;
@@ -118,40 +183,59 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_prep_kernel(const _
         lc[tid] = l;
         bet[tid] = tid < nt ? be : 0.f;
     }
+    sp_wait<0>();
     __syncthreads();
-    /* norms without the vector path (a warp per row); the running sums of the log decays (warp 7) */
-    if (!P.qk_vec)
-        tc_row_norms<DKP>(P, Ks, Qs, ksc, qsc);
-    if (warp == 7)
+    if (warp == 7) /* the running sums of the log decays */
         tc_scan_decays(lc, gam);
-    __syncthreads();
-    if (tid < TC_C) /* the update's coefficients G[nt-1][j] ksc_j (0 past nt) */
-        cf[tid] = tid < nt ? expf(lc[nt - 1] - lc[tid]) * ksc[tid] : 0.f;
-    if (tid == 0)
-        wsb[split_wsb(DKP, DVP) - 4] = gam[nt - 1];
-    __syncthreads(); /* cf is read by every thread below */
 
-    /* products: warp (mt, keys) K K^T, warp (mt, queries) Q K^T, rows 16 mt .. */
+    /* products: warp (mt, keys) K K^T, warp (mt, queries) Q K^T, rows 16 mt .., and the sums of squares of
+       those rows from the A fragments (the 4 lanes of a row hold all its columns between them) */
     float acc[8][4];
 #pragma unroll
     for (int j = 0; j < 8; j++)
 #pragma unroll
         for (int q = 0; q < 4; q++)
             acc[j][q] = 0.f;
+    float ss0 = 0.f, ss1 = 0.f;
     {
-        const float *X = upd ? Ks : Qs;
+        const unsigned short *X = upd ? Kh : Qh;
 #pragma unroll 2
         for (int k0 = 0; k0 < DKP; k0 += 8) {
             unsigned a[4], bb[2];
-            frag_a2(a, X, LDK, 16 * mt, k0, g, t4);
+            sp_frag_a2<F16>(a, X, LD, 16 * mt, k0, g, t4);
+            ss0 = fmaf(__uint_as_float(a[0]), __uint_as_float(a[0]), ss0);
+            ss0 = fmaf(__uint_as_float(a[2]), __uint_as_float(a[2]), ss0);
+            ss1 = fmaf(__uint_as_float(a[1]), __uint_as_float(a[1]), ss1);
+            ss1 = fmaf(__uint_as_float(a[3]), __uint_as_float(a[3]), ss1);
 #pragma unroll
             for (int j = 0; j < 8; j++)
                 if (j < 2 * (mt + 1)) {
-                    frag_bt2(bb, Ks, LDK, k0, 8 * j, g, t4);
+                    sp_frag_bt2<F16>(bb, Kh, LD, k0, 8 * j, g, t4);
                     mma_tf32(acc[j], a, bb);
                 }
         }
     }
+#pragma unroll
+    for (int o = 1; o < 4; o <<= 1) {
+        ss0 += __shfl_xor_sync(0xffffffffu, ss0, o);
+        ss1 += __shfl_xor_sync(0xffffffffu, ss1, o);
+    }
+    if (t4 == 0) {
+        const float m = upd ? 1.0f : P.scale;
+        float *sc = upd ? ksc : qsc;
+        sc[16 * mt + g] = (P.l2norm ? rsqrtf(ss0 + 1e-6f) : 1.0f) * m;
+        sc[16 * mt + g + 8] = (P.l2norm ? rsqrtf(ss1 + 1e-6f) : 1.0f) * m;
+    }
+    __syncthreads();
+    if (tid < TC_C) { /* the scalars: sk, bt, sq, cf */
+        float *sc = wsb + 2 * TC_C * TC_C;
+        sc[tid] = bet[tid] * gam[tid] * ksc[tid];
+        sc[TC_C + tid] = bet[tid];
+        sc[2 * TC_C + tid] = gam[tid] * qsc[tid];
+        sc[3 * TC_C + tid] = tid < nt ? expf(lc[nt - 1] - lc[tid]) * ksc[tid] : 0.f;
+    }
+    if (tid == 0)
+        wsb[SP_WSB - 4] = gam[nt - 1];
     {
         float ci[2], si[2], bi[2];
 #pragma unroll
@@ -175,50 +259,30 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_prep_kernel(const _
                     Pm[i * LDA + jj] = tf32r(x);
             }
     }
-    /* the right-hand sides [diag(b gam ksc) K | diag(b) V] (every warp, elementwise), and Qg, Kw to the
-       workspace */
-    for (int e = tid; e < TC_C * NX; e += TC_THREADS) {
-        const int i = e / NX, cc = e % NX;
-        float x;
-        if (cc < DKP)
-            x = bet[i] * gam[i] * ksc[i] * Ks[i * LDK + cc];
-        else
-            x = bet[i] * Xm[i * LDX + cc];
-        Xm[i * LDX + cc] = tf32r(x);
-    }
-    {
-        float *qg = wsb + TC_C * DKP, *kw = qg + TC_C * DKP;
-        for (int e = tid; e < TC_C * DKP / 4; e += TC_THREADS) {
-            const int i = e / (DKP / 4), cc = 4 * (e % (DKP / 4));
-            const float4 qv = *(const float4 *)(Qs + i * LDK + cc), kv = *(const float4 *)(Ks + i * LDK + cc);
-            const float sq = gam[i] * qsc[i], sk = cf[i];
-            *(float4 *)(qg + i * DKP + cc) = make_float4(tf32r(sq * qv.x), tf32r(sq * qv.y), tf32r(sq * qv.z), tf32r(sq * qv.w));
-            *(float4 *)(kw + i * DKP + cc) = make_float4(tf32r(sk * kv.x), tf32r(sk * kv.y), tf32r(sk * kv.z), tf32r(sk * kv.w));
-        }
-    }
     /* the diagonal block's inverse T_bb = (I - L_bb)^-1 of key warp bk = mt */
     if (upd)
         tc_invert_diag(Lm, Tm, mt);
     __syncthreads();
     /* P to the workspace */
     {
-        float *pw = wsb + 3 * TC_C * DKP + TC_C * DVP;
+        float *pw = wsb + TC_C * TC_C;
         for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) {
             const int i = e / (TC_C / 4), cc = 4 * (e % (TC_C / 4));
             *(float4 *)(pw + i * TC_C + cc) = *(const float4 *)(Pm + i * LDA + cc);
         }
     }
-    /* the blockwise solve, in place: warp w takes the 8-column strips w, w + 8, ... of the NX columns;
-       block bk: R_b += L_b. D (rows before the block, already solved), then D_b = T_bb R_b */
+    /* T = (I - L)^-1: warp w solves the columns 8w .. 8w + 7 of the identity in place, blocks bk from the
+       columns' own (the rows above it are zero in T): R_b += L_b. D over the solved rows from block cb, then
+       D_b = T_bb R_b */
+    {
+        const int n0 = 8 * warp, cb = n0 / 16;
 #pragma unroll 1
-    for (int n0 = 8 * warp; n0 < NX; n0 += 64) {
-#pragma unroll 1
-        for (int bk = 0; bk < 4; bk++) {
+        for (int bk = cb; bk < 4; bk++) {
             float r[4];
 #pragma unroll
             for (int q = 0; q < 4; q++)
                 r[q] = Xm[(16 * bk + g + 8 * (q >> 1)) * LDX + n0 + 2 * t4 + (q & 1)];
-            for (int k0 = 0; k0 < 16 * bk; k0 += 8) {
+            for (int k0 = 16 * cb; k0 < 16 * bk; k0 += 8) {
                 unsigned a[4], bb[2];
                 frag_a(a, Lm, LDA, 16 * bk, k0, g, t4);
                 frag_b(bb, Xm, LDX, k0, n0, g, t4);
@@ -245,38 +309,114 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_prep_kernel(const _
         }
     }
     __syncthreads();
-    /* W and U to the workspace */
-    {
-        float *uw = wsb + 3 * TC_C * DKP;
-        for (int e = tid; e < TC_C * NX / 4; e += TC_THREADS) {
-            const int i = e / (NX / 4), cc = 4 * (e % (NX / 4));
-            const float4 x = *(const float4 *)(Xm + i * LDX + cc);
-            if (cc < DKP)
-                *(float4 *)(wsb + i * DKP + cc) = x;
-            else
-                *(float4 *)(uw + i * DVP + cc - DKP) = x;
-        }
+    for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) { /* T to the workspace */
+        const int i = e / (TC_C / 4), cc = 4 * (e % (TC_C / 4));
+        *(float4 *)(wsb + i * TC_C + cc) = *(const float4 *)(Xm + i * LDX + cc);
     }
 }
 
-/* Pass 2 (see the header). Grid (Hv * ceil(Dv / TC_R), min(N, 65535)), a CTA taking sequences n, n + 65535, ... */
-template <int DKP, int DVP>
+/* One stage of the state pass (shared memory): chunk tc's raw k, q rows and v tile, T, P and the scalars. */
+template <int DKP>
+struct sp_stage {
+    unsigned short *K, *Q, *V;
+    float *T, *P, *sc;
+    __device__ sp_stage(unsigned char *base)
+    {
+        K = (unsigned short *)base;
+        Q = K + TC_C * sp_ld16(DKP);
+        V = Q + TC_C * sp_ld16(DKP);
+        T = (float *)(V + TC_C * SP_LDV16);
+        P = T + TC_C * TC_LDA;
+        sc = P + TC_C * SP_LDP;
+    }
+};
+/* A thread's share of a stage's copies, the parts fixed for a sequence (sp_feed_init) and per chunk
+   (sp_issue_stage): k, q rows tk + u RS at columns ck; v row tv at tile columns rv; T, P and the scalars
+   from the chunk's workspace block. */
+template <int DKP>
+struct sp_feed {
+    static constexpr int PR = DKP / 8, RS = TC_THREADS / PR; /* 16-byte pieces per row; rows per pass */
+    const unsigned short *k, *q, *v;                        /* at the sequence's row, head and the columns */
+    int64_t k1, q1, v1;                                     /* token strides */
+    int tk, ck, tv, rv;
+    bool kok, vok;                                          /* columns within Dk, Dv */
+};
+template <int DKP>
+__device__ __forceinline__ sp_feed<DKP> sp_feed_init(const gdn_cuda_params &P, int64_t b, int h, int hk, int r0)
+{
+    sp_feed<DKP> f;
+    const int tid = threadIdx.x;
+    f.tk = tid / sp_feed<DKP>::PR;
+    f.ck = 8 * (tid % sp_feed<DKP>::PR);
+    f.tv = tid / (TC_R / 8);
+    f.rv = 8 * (tid % (TC_R / 8));
+    f.kok = f.ck < P.Dk;
+    f.vok = r0 + f.rv < P.Dv;
+    f.k = (const unsigned short *)P.k + b * P.ks[0] + (int64_t)hk * P.ks[2] + f.ck;
+    f.q = (const unsigned short *)P.q + b * P.qs[0] + (int64_t)hk * P.qs[2] + f.ck;
+    f.v = (const unsigned short *)P.v + b * P.vs[0] + (int64_t)h * P.vs[2] + r0 + f.rv;
+    f.k1 = P.ks[1];
+    f.q1 = P.qs[1];
+    f.v1 = P.vs[1];
+    return f;
+}
+template <int DKP>
+__device__ __forceinline__ void sp_issue_stage(const sp_feed<DKP> &f, const sp_stage<DKP> &s, const float *wsb,
+                                               int64_t tc, int nt)
+{
+    constexpr int LD = sp_ld16(DKP);
+    static_assert(TC_C * TC_R / 8 == TC_THREADS, "sp_issue_stage: one v piece per thread");
+    const unsigned short *kp = f.k + (tc + f.tk) * f.k1, *qp = f.q + (tc + f.tk) * f.q1;
+#pragma unroll
+    for (int u = 0; u < TC_C / sp_feed<DKP>::RS; u++) {
+        const int t = f.tk + u * sp_feed<DKP>::RS;
+        const bool ok = f.kok && t < nt;
+        sp_cp16(s.K + t * LD + f.ck, ok ? kp + (int64_t)u * sp_feed<DKP>::RS * f.k1 : f.k, ok);
+        sp_cp16(s.Q + t * LD + f.ck, ok ? qp + (int64_t)u * sp_feed<DKP>::RS * f.q1 : f.q, ok);
+    }
+    {
+        const bool ok = f.vok && f.tv < nt;
+        sp_cp16(s.V + f.tv * SP_LDV16 + f.rv, ok ? f.v + (tc + f.tv) * f.v1 : f.v, ok);
+    }
+    const int i = threadIdx.x / (TC_C / 4), cc = 4 * (threadIdx.x % (TC_C / 4));
+#pragma unroll
+    for (int u = 0; u < 4; u++) { /* T, P: 16 rows per pass */
+        sp_cp16(s.T + (i + 16 * u) * TC_LDA + cc, wsb + (i + 16 * u) * TC_C + cc, true);
+        sp_cp16(s.P + (i + 16 * u) * SP_LDP + cc, wsb + TC_C * TC_C + (i + 16 * u) * TC_C + cc, true);
+    }
+    if (threadIdx.x < TC_C + 1) /* the scalars and gl */
+        sp_cp16(s.sc + 4 * threadIdx.x, wsb + 2 * TC_C * TC_C + 4 * threadIdx.x, true);
+}
+
+/* ldmatrix, transposed, of NB = 2 or 4 8 x 8 blocks of 16-bit values (lane L gives row L % 8 of block L / 8):
+   register m holds block m's (rows 2t, 2t + 1; column g), the pair (t, t + 4) of a B fragment over the rows. */
+template <int NB>
+__device__ __forceinline__ void sp_ldm_t(unsigned r[NB], const unsigned short *row)
+{
+    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    if constexpr (NB == 4)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(a));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+}
+
+/* Pass 2 (see the header). Grid (Hv * ceil(Dv / TC_R), N). */
+template <int DKP, bool F16>
 __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const __grid_constant__ gdn_cuda_params P)
 {
-    extern __shared__ __align__(16) float ss_sm[];
-    constexpr int LDK = tc_ldk(DKP), LDV = TC_LDV, LDA = TC_LDA;
+    extern __shared__ __align__(16) unsigned char ss_raw[];
+    constexpr int LDK = tc_ldk(DKP), LDV = TC_LDV, LDD = SP_LDD, LD = sp_ld16(DKP);
     constexpr int NTW = DKP / 16;
-    float *Wm = ss_sm;           /* [C][LDK] W */
-    float *Qm = Wm + TC_C * LDK; /* [C][LDK] Qg */
-    float *Km = Qm + TC_C * LDK; /* [C][LDK] Kw */
-    float *Ss = Km + TC_C * LDK; /* [R][LDK] the state tile */
-    float *Um = Ss + TC_R * LDK; /* [C][LDV] the U tile */
-    float *Dm = Um + TC_C * LDV; /* [C][LDV] D */
-    float *Pm = Dm + TC_C * LDV; /* [C][LDA] P */
+    float *Ss = (float *)(ss_raw + 2 * sp_stage_bytes(DKP)); /* [R][LDK] the state tile */
+    float *Rm = Ss + TC_R * LDK;                             /* [C][LDV] R */
+    float *Dm = Rm + TC_C * LDV;                             /* [C][LDD] D */
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const int tiles = (P.Dv + TC_R - 1) / TC_R;
     const int h = (int)(blockIdx.x / tiles), r0 = (int)(blockIdx.x % tiles) * TC_R;
+    const int hk = P.grouped ? h / P.ratio : h % P.Hk;
     const int Dk = P.Dk, rows = P.Dv - r0 < TC_R ? P.Dv - r0 : TC_R;
     const int64_t prs = P.kv_layout ? P.ps[3] : P.ps[2], pcs = P.kv_layout ? P.ps[2] : P.ps[3];
     const bool upd = warp < 4;
@@ -292,51 +432,31 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
         int64_t b, t0, t1;
         seq_tokens(P, n, &b, &t0, &t1);
         const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
+        const float *wsn = P.ws + (n * P.Hv + h) * nch * SP_WSB;
+        const sp_feed<DKP> feed = sp_feed_init<DKP>(P, b, h, hk, r0);
 
         float sacc[NTW][4];
         if (upd)
             tc_state_load<DKP>(P, tile, rs, sacc, Ss);
+        if (t0 < t1)
+            sp_issue_stage<DKP>(feed, sp_stage<DKP>(ss_raw), wsn, t0, (int)(t1 - t0 < TC_C ? t1 - t0 : TC_C));
+        sp_commit();
         int c = 0;
         for (int64_t tc = t0; tc < t1; tc += TC_C, c++) {
             const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
-            const float *wsb = P.ws + ((n * P.Hv + h) * nch + c) * split_wsb(DKP, DVP);
+            const sp_stage<DKP> s(ss_raw + (c & 1) * sp_stage_bytes(DKP));
             __syncthreads(); /* the previous chunk is done with every buffer; the state tile is written */
-            {
-                constexpr int NW = 3 * TC_C * DKP / 4 / TC_THREADS; /* W, Qg, Kw: float4s per thread */
-                float4 x[NW];
-#pragma unroll
-                for (int u = 0; u < NW; u++)
-                    x[u] = __ldcg((const float4 *)wsb + tid + u * TC_THREADS);
-#pragma unroll
-                for (int u = 0; u < NW; u++) {
-                    const int e = tid + u * TC_THREADS, m = e / (TC_C * DKP / 4), i = (e / (DKP / 4)) % TC_C,
-                              cc = 4 * (e % (DKP / 4));
-                    *(float4 *)(Wm + m * TC_C * LDK + i * LDK + cc) = x[u];
-                }
-                const float *uw = wsb + 3 * TC_C * DKP, *pw = uw + TC_C * DVP;
-                constexpr int NU = TC_C * TC_R / 4 / TC_THREADS, NP = TC_C * TC_C / 4 / TC_THREADS;
-                float4 y[NU], z[NP];
-#pragma unroll
-                for (int u = 0; u < NU; u++) {
-                    const int e = tid + u * TC_THREADS, i = e / (TC_R / 4), cc = 4 * (e % (TC_R / 4));
-                    y[u] = r0 + cc < DVP ? __ldcg((const float4 *)(uw + i * DVP + r0 + cc)) : make_float4(0.f, 0.f, 0.f, 0.f);
-                }
-#pragma unroll
-                for (int u = 0; u < NP; u++)
-                    z[u] = __ldcg((const float4 *)pw + tid + u * TC_THREADS);
-#pragma unroll
-                for (int u = 0; u < NU; u++) {
-                    const int e = tid + u * TC_THREADS, i = e / (TC_R / 4), cc = 4 * (e % (TC_R / 4));
-                    *(float4 *)(Um + i * LDV + cc) = y[u];
-                }
-#pragma unroll
-                for (int u = 0; u < NP; u++) {
-                    const int e = tid + u * TC_THREADS, i = e / (TC_C / 4), cc = 4 * (e % (TC_C / 4));
-                    *(float4 *)(Pm + i * LDA + cc) = z[u];
-                }
+            if (tc + TC_C < t1) { /* the next chunk's stage, while this one computes */
+                const int64_t tn = tc + TC_C;
+                sp_issue_stage<DKP>(feed, sp_stage<DKP>(ss_raw + ((c + 1) & 1) * sp_stage_bytes(DKP)),
+                                    wsn + (int64_t)(c + 1) * SP_WSB, tn, (int)(t1 - tn < TC_C ? t1 - tn : TC_C));
+                sp_commit();
+                sp_wait<1>();
+            } else {
+                sp_wait<0>();
             }
             __syncthreads();
-            /* warps 0-3: W S^T (rows 16 mt); warps 4-7: Qg S^T */
+            /* warps 0-3: K S^T (rows 16 mt); warps 4-7: Q S^T */
             float accs[TC_R / 8][4];
 #pragma unroll
             for (int j = 0; j < TC_R / 8; j++)
@@ -344,11 +464,11 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
                 for (int q = 0; q < 4; q++)
                     accs[j][q] = 0.f;
             {
-                const float *X = upd ? Wm : Qm;
+                const unsigned short *X = upd ? s.K : s.Q;
 #pragma unroll 4
                 for (int k0 = 0; k0 < DKP; k0 += 8) {
                     unsigned a[4], bb[2];
-                    frag_a2(a, X, LDK, 16 * mt, k0, g, t4);
+                    sp_frag_a2<F16>(a, X, LD, 16 * mt, k0, g, t4);
 #pragma unroll
                     for (int j = 0; j < TC_R / 8; j++) {
                         frag_bt2(bb, Ss, LDK, k0, 8 * j, g, t4);
@@ -356,20 +476,116 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
                     }
                 }
             }
-            if (upd) /* D = U - W S^T */
+            if (upd) /* R = diag(bt) V - diag(sk) K S^T */
 #pragma unroll
-                for (int j = 0; j < TC_R / 8; j++)
+                for (int hf = 0; hf < 2; hf++) {
+                    const int i = 16 * mt + g + 8 * hf;
+                    const float sk = s.sc[i], bt = s.sc[TC_C + i];
 #pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        const int i = 16 * mt + g + 8 * (q >> 1), r = 8 * j + 2 * t4 + (q & 1);
-                        Dm[i * LDV + r] = tf32r(Um[i * LDV + r] - accs[j][q]);
+                    for (int j = 0; j < TC_R / 8; j++) {
+                        const int r = 8 * j + 2 * t4;
+                        unsigned lo, hi;
+                        sp_pair<F16>(*(const unsigned *)(s.V + i * SP_LDV16 + r), &lo, &hi);
+                        *(float2 *)(Rm + i * LDV + r) =
+                            make_float2(tf32r(bt * __uint_as_float(lo) - sk * accs[j][2 * hf]),
+                                        tf32r(bt * __uint_as_float(hi) - sk * accs[j][2 * hf + 1]));
                     }
+                }
             __syncthreads();
-            if (!upd) /* outputs: O = Qg S^T + P D, rows 16 mt .. */
-                tc_outputs(P, tile, accs, Pm, Dm, mt, nt, b, tc);
-            else /* the state: S' = gl S + D^T Kw, this warp's fragment (the update warps' W S^T of this chunk
-                    read Ss before the barrier above, so the tile may be overwritten) */
-                tc_state_update<DKP, false>(tile, sacc, wsb[split_wsb(DKP, DVP) - 4], Dm, NULL, Km, Ss);
+            { /* D = T R: warp w rows 16 (w & 3), columns 16 (w >> 2) (T lower triangular) */
+                const int m0 = 16 * (warp & 3), n0 = 16 * (warp >> 2);
+                float d[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+                for (int k0 = 0; k0 < m0 + 16; k0 += 8) {
+                    unsigned a[4], bb[2];
+                    frag_a(a, s.T, TC_LDA, m0, k0, g, t4);
+#pragma unroll
+                    for (int j = 0; j < 2; j++) {
+                        frag_b(bb, Rm, LDV, k0, n0 + 8 * j, g, t4);
+                        mma_tf32(d[j], a, bb);
+                    }
+                }
+#pragma unroll
+                for (int j = 0; j < 2; j++)
+#pragma unroll
+                    for (int hf = 0; hf < 2; hf++)
+                        *(float2 *)(Dm + (m0 + g + 8 * hf) * LDD + n0 + 8 * j + 2 * t4) =
+                            make_float2(tf32r(d[j][2 * hf]), tf32r(d[j][2 * hf + 1]));
+            }
+            __syncthreads();
+            /* products over the chunk's tokens below take the pair (t, t + 4) of the summation index from
+               tokens (2t, 2t + 1) in both operands */
+            if (!upd) { /* outputs: O = diag(sq) Q S^T + P D, rows 16 mt .. */
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const float sq = s.sc[2 * TC_C + 16 * mt + g + 8 * (q >> 1)];
+#pragma unroll
+                    for (int j = 0; j < TC_R / 8; j++)
+                        accs[j][q] *= sq;
+                }
+                for (int k0 = 0; k0 < 16 * (mt + 1); k0 += 8) {
+                    unsigned a[4], bb[2];
+                    frag_a2(a, s.P, SP_LDP, 16 * mt, k0, g, t4);
+#pragma unroll
+                    for (int j = 0; j < TC_R / 8; j++) {
+                        bb[0] = __float_as_uint(Dm[(k0 + 2 * t4) * LDD + 8 * j + g]);
+                        bb[1] = __float_as_uint(Dm[(k0 + 2 * t4 + 1) * LDD + 8 * j + g]);
+                        mma_tf32(accs[j], a, bb);
+                    }
+                }
+                if (P.out) {
+                    const int64_t ob = b * P.os[0] + (int64_t)h * P.os[2] + (int64_t)r0 * P.os[3];
+#pragma unroll
+                    for (int hf = 0; hf < 2; hf++) {
+                        const int i = 16 * mt + g + 8 * hf;
+                        if (i < nt) {
+                            const int64_t oi = ob + (tc + i) * P.os[1];
+#pragma unroll
+                            for (int j = 0; j < TC_R / 8; j++)
+#pragma unroll
+                                for (int e = 0; e < 2; e++) {
+                                    const int r = 8 * j + 2 * t4 + e;
+                                    if (r < rows)
+                                        st_elem(P.out, P.out_dtype, oi + r * P.os[3], accs[j][2 * hf + e]);
+                                }
+                        }
+                    }
+                }
+            } else { /* the state: S' = gl S + (diag(cf) D)^T K, this warp's fragment */
+                const float *cf = s.sc + 3 * TC_C;
+                const float gl = s.sc[4 * TC_C];
+#pragma unroll
+                for (int j = 0; j < NTW; j++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        sacc[j][q] *= gl;
+#pragma unroll 2
+                for (int k0 = 0; k0 < TC_C; k0 += 8) {
+                    unsigned a[4];
+                    const float c0 = cf[k0 + 2 * t4], c1 = cf[k0 + 2 * t4 + 1];
+                    a[0] = tf32_of(Dm[(k0 + 2 * t4) * LDD + sm0 + g] * c0);
+                    a[1] = tf32_of(Dm[(k0 + 2 * t4) * LDD + sm0 + g + 8] * c0);
+                    a[2] = tf32_of(Dm[(k0 + 2 * t4 + 1) * LDD + sm0 + g] * c1);
+                    a[3] = tf32_of(Dm[(k0 + 2 * t4 + 1) * LDD + sm0 + g + 8] * c1);
+                    constexpr int NB = NTW < 4 ? NTW : 4;
+#pragma unroll
+                    for (int j4 = 0; j4 < NTW; j4 += NB) {
+                        unsigned kb[NB];
+                        sp_ldm_t<NB>(kb, s.K + (k0 + (lane & 7)) * LD + sn0 + 8 * (j4 + ((lane >> 3) & (NB - 1))));
+#pragma unroll
+                        for (int m = 0; m < NB; m++) {
+                            unsigned bb[2];
+                            sp_pair<F16>(kb[m], &bb[0], &bb[1]);
+                            mma_tf32(sacc[j4 + m], a, bb);
+                        }
+                    }
+                }
+#pragma unroll
+                for (int j = 0; j < NTW; j++)
+#pragma unroll
+                    for (int hf = 0; hf < 2; hf++)
+                        *(float2 *)(Ss + (sm0 + g + 8 * hf) * LDK + sn0 + 8 * j + 2 * t4) =
+                            make_float2(tf32r(sacc[j][2 * hf]), tf32r(sacc[j][2 * hf + 1]));
+            }
         }
         if (upd && ws >= 0 && !(t1 == t0 && ws == rs))
             tc_state_store<DKP>(P, tile, ws, sacc);
@@ -377,10 +593,19 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
     }
 }
 
-/* Does the call take the two-pass kernels (chunk_tc's calls, a dense batch, Dv <= 128, N <= 65535)? */
+/* 16 bytes per piece of q, k, v rows: 16-bit activations, unit inner strides, 16-byte aligned rows. */
+static bool split_rows_ok(const void *base, const int64_t *st)
+{
+    return ((uintptr_t)base & 15) == 0 && st[3] == 1 && st[0] % 8 == 0 && st[1] % 8 == 0 && st[2] % 8 == 0;
+}
+
+/* Does the call take the two-pass kernels (chunk_tc's calls, a dense batch of 16-bit activations with
+   16-byte rows, N <= 65535)? */
 static bool chunk_split_ok(const gdn_cuda_params *p)
 {
-    return p->chunk_tc && !p->cu && p->Dv <= 128 && p->N <= 65535 && p->N >= 1 && p->Hv <= 65535 &&
+    return p->chunk_tc && !p->cu && (p->dtype == GDN_DTYPE_BF16 || p->dtype == GDN_DTYPE_F16) &&
+           p->Dk % 8 == 0 && p->Dv % 8 == 0 && split_rows_ok(p->q, p->qs) && split_rows_ok(p->k, p->ks) &&
+           split_rows_ok(p->v, p->vs) && p->N <= 65535 && p->N >= 1 && p->Hv <= 65535 &&
            (p->T + TC_C - 1) / TC_C <= 0x7fffffff;
 }
 
@@ -389,20 +614,15 @@ static int64_t chunk_split_ws_floats(const gdn_cuda_params *p)
 {
     if (!chunk_split_ok(p))
         return 0;
-    return p->N * p->Hv * ((p->T + TC_C - 1) / TC_C) * split_wsb(chunk_dkp((int)p->Dk), chunk_dkp((int)p->Dv));
+    return p->N * p->Hv * ((p->T + TC_C - 1) / TC_C) * SP_WSB;
 }
 
-template <int DKP>
+template <int DKP, bool F16>
 static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cfg)
 {
-    const int dvp = chunk_dkp((int)p.Dv);
     typedef void (*fn_t)(gdn_cuda_params);
-    const fn_t prep = dvp == 32 ? chunk_split_prep_kernel<DKP, 32>
-                      : dvp == 64 ? chunk_split_prep_kernel<DKP, 64> : chunk_split_prep_kernel<DKP, 128>;
-    const fn_t state = dvp == 32 ? chunk_split_state_kernel<DKP, 32>
-                       : dvp == 64 ? chunk_split_state_kernel<DKP, 64> : chunk_split_state_kernel<DKP, 128>;
-    const size_t sp = (size_t)split_prep_smem_floats(DKP, dvp) * sizeof(float);
-    const size_t ss = (size_t)split_state_smem_floats(DKP) * sizeof(float);
+    const fn_t prep = chunk_split_prep_kernel<DKP, F16>, state = chunk_split_state_kernel<DKP, F16>;
+    const size_t sp = (size_t)split_prep_smem_bytes(DKP), ss = (size_t)split_state_smem_bytes(DKP);
     cudaError_t e = cudaFuncSetAttribute((const void *)prep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp);
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute((const void *)state, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss);
@@ -419,11 +639,17 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     return cudaLaunchKernelEx(&cfg, state, p);
 }
 
-static cudaError_t launch_chunk_split(gdn_cuda_params p, cudaLaunchConfig_t cfg)
+template <bool F16>
+static cudaError_t launch_chunk_split_t(gdn_cuda_params p, cudaLaunchConfig_t cfg)
 {
     const int dkp = chunk_dkp((int)p.Dk);
-    return dkp == 32 ? launch_chunk_split_k<32>(p, cfg)
-                     : dkp == 64 ? launch_chunk_split_k<64>(p, cfg) : launch_chunk_split_k<128>(p, cfg);
+    return dkp == 32 ? launch_chunk_split_k<32, F16>(p, cfg)
+                     : dkp == 64 ? launch_chunk_split_k<64, F16>(p, cfg) : launch_chunk_split_k<128, F16>(p, cfg);
+}
+
+static cudaError_t launch_chunk_split(gdn_cuda_params p, cudaLaunchConfig_t cfg)
+{
+    return p.dtype == GDN_DTYPE_F16 ? launch_chunk_split_t<true>(p, cfg) : launch_chunk_split_t<false>(p, cfg);
 }
 
 #endif
