@@ -13,9 +13,9 @@
  * when every case ran)
  * --slope: only the per-token slope: B = 1, 8 and 64, T = 1 .. 8, no capture (the defaults, then decode through the
  * staged kernel, GDN_CUDA_FAST_LPR=216).
- * --chunked: only chunked prefill (algo CHUNKED; B=1 T = 512, 4096, 16384 and B=8 T=4096, 4 calls on one pool, 10
- * replays) on chunk_tc_kernel and on the two-pass kernels (GDN_CUDA_CHUNK_SPLIT=0 / 1; workspace cap 4096 MiB
- * unless GDN_CUDA_CHUNK_WS_MB says otherwise).
+ * --chunked: only chunked prefill (algo CHUNKED; B=1 T = 64 .. 16384, B=8 T = 64, 128, 4096, B=64 T=4096; 4 calls
+ * on one pool, 10 replays) on chunk_tc_kernel and on the two-pass kernels (GDN_CUDA_CHUNK_SPLIT=0 / 1), then the
+ * token loop at B=1 T = 64 .. 256 and B=8 T = 64, 128 (the crossover).
  * --fast-sweep: the decode and verify cases on the general kernels (GDN_CUDA_FAST=0) and on the fast
  * path forced (GDN_CUDA_FAST=1) with 8, 16 and 32 lanes per state row (GDN_CUDA_FAST_LPR; plus 200:
  * decode through the staged kernel; 2: multi-token calls on fast_pairs_kernel, two rows per thread).
@@ -273,18 +273,30 @@ int main(int argc, char **argv)
     }
     if (chunked) { /* the chunked prefill, one-pass kernel against the two passes (chunked_split.cuh) */
         gdn_context_destroy(ctx);
-        static const bcase CH[] = {{"prefill, chunked", 1, 512, GDN_CAPTURE_NONE, 0, 0, 1},
+        static const bcase CH[] = {{"prefill, chunked", 1, 64, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 1, 128, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 1, 256, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 1, 512, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 1, 4096, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 1, 16384, GDN_CAPTURE_NONE, 0, 0, 1},
-                                   {"prefill, chunked", 8, 4096, GDN_CAPTURE_NONE, 0, 0, 1}};
-        if (!getenv("GDN_CUDA_CHUNK_WS_MB"))
-            setenv("GDN_CUDA_CHUNK_WS_MB", "4096", 1); /* B=8 T=4096 needs 2.4 GB of workspace */
+                                   {"prefill, chunked", 8, 4096, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 64, 4096, GDN_CAPTURE_NONE, 0, 0, 1}};
+        /* the token loop at the short lengths, for the crossover */
+        static const bcase TL[] = {{"prefill, token loop", 1, 64, GDN_CAPTURE_NONE, 0, 1, 0},
+                                   {"prefill, token loop", 1, 128, GDN_CAPTURE_NONE, 0, 1, 0},
+                                   {"prefill, token loop", 1, 256, GDN_CAPTURE_NONE, 0, 1, 0},
+                                   {"prefill, token loop", 8, 64, GDN_CAPTURE_NONE, 0, 1, 0},
+                                   {"prefill, token loop", 8, 128, GDN_CAPTURE_NONE, 0, 1, 0}};
+        static const bcase C8[] = {{"prefill, chunked", 8, 64, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 8, 128, GDN_CAPTURE_NONE, 0, 0, 1}};
         int bad = 0;
         for (int split = 0; split < 2; split++) {
             setenv("GDN_CUDA_CHUNK_SPLIT", split ? "1" : "0", 1);
             printf("-- GDN_CUDA_CHUNK_SPLIT=%d\n", split);
             bad += run_all(stream, CH, sizeof CH / sizeof CH[0], 10, copy_bw);
+            bad += run_all(stream, C8, sizeof C8 / sizeof C8[0], 10, copy_bw);
         }
+        bad += run_all(stream, TL, sizeof TL / sizeof TL[0], 10, copy_bw);
         gdn_cuda_stream_destroy(stream);
         return bad ? 1 : 0;
     }

@@ -431,6 +431,44 @@ static void run_chunk_tc(int sanitize, const char *label)
     printf("%s: %d cases, %d failed, %.1f s\n", label, ran, g_failed - f0, now() - t0);
 }
 
+/* The two-pass kernels (chunked_split.cuh, GDN_CUDA_CHUNK_SPLIT=1 set by the caller): the chunked cases, which
+   must take them where they apply (counted), then a batch whose workspace holds two of its five sequences
+   (GDN_CUDA_CHUNK_WS_MB), which must run in three groups. */
+static void run_split(int sanitize)
+{
+    long long c0 = 0, g0 = 0, c1 = 0, g1 = 0;
+#ifdef GDN_HAVE_CUDA
+    gdn_cuda_split_stats(&c0, &g0);
+#endif
+    run_chunk_tc(sanitize, "chunk split");
+#ifdef GDN_HAVE_CUDA
+    gdn_cuda_split_stats(&c1, &g1);
+#endif
+    printf("chunk split: %lld calls on the two-pass kernels, in %lld groups\n", c1 - c0, g1 - g0);
+    EXPECT(c1 - c0 >= (sanitize ? 1 : 3), "chunk split: %lld calls took the two-pass kernels", c1 - c0);
+    gdn_check_case c;
+    memset(&c, 0, sizeof c);
+    c.problem.num_k_heads = 1;
+    c.problem.num_v_heads = 2;
+    c.problem.k_dim = c.problem.v_dim = 64;
+    c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
+    c.problem.qk_l2norm = 1;
+    c.problem.algo = GDN_ALGO_CHUNKED;
+    c.B = 5;
+    c.T = 130; /* 3 chunks: 2 x 3 x 8452 floats of workspace per sequence (0.19 MiB) */
+    c.pool = GDN_CHECK_POOL_MOVE;
+    c.seed = 77;
+    setenv("GDN_CUDA_CHUNK_WS_MB", "0.4", 1);
+    run_tc_case(&c, "chunk split groups", 0, 0.0);
+    unsetenv("GDN_CUDA_CHUNK_WS_MB");
+#ifdef GDN_HAVE_CUDA
+    gdn_cuda_split_stats(&c0, &g0);
+#endif
+    printf("chunk split groups: %lld calls, %lld groups\n", c0 - c1, g0 - g1);
+    EXPECT(c0 - c1 >= 1 && g0 - g1 >= 3 * (c0 - c1), "chunk split groups: %lld calls in %lld groups, not 3 each",
+           c0 - c1, g0 - g1);
+}
+
 static void run_large(void)
 {
     gdn_check_case c;
@@ -1976,18 +2014,25 @@ int main(int argc, char **argv)
     if (g_backend == GDN_BACKEND_CUDA && !sanitize)
         time_conv();
     run_matrix(sanitize ? 40 : 240);
-    run_chunk_tc(sanitize, "chunk tc");
-    if (g_backend == GDN_BACKEND_CUDA) { /* again on the two-pass kernels (read at context creation) */
-        const char *was = getenv("GDN_CUDA_CHUNK_SPLIT");
-        char keep[16] = "";
-        if (was)
-            snprintf(keep, sizeof keep, "%s", was);
+    if (g_backend == GDN_BACKEND_CUDA) { /* the chunked cases on each tensor-core form (read at context creation) */
+        char keep[2][32] = {"", ""};
+        const char *was[2] = {getenv("GDN_CUDA_CHUNK_SPLIT"), getenv("GDN_CUDA_CHUNK_WS_MB")};
+        for (int i = 0; i < 2; i++)
+            if (was[i])
+                snprintf(keep[i], sizeof keep[i], "%s", was[i]);
+        setenv("GDN_CUDA_CHUNK_SPLIT", "0", 1);
+        run_chunk_tc(sanitize, "chunk tc");
         setenv("GDN_CUDA_CHUNK_SPLIT", "1", 1);
-        run_chunk_tc(sanitize, "chunk split");
-        if (was)
-            setenv("GDN_CUDA_CHUNK_SPLIT", keep, 1);
-        else
-            unsetenv("GDN_CUDA_CHUNK_SPLIT");
+        run_split(sanitize);
+        for (int i = 0; i < 2; i++) {
+            const char *var = i ? "GDN_CUDA_CHUNK_WS_MB" : "GDN_CUDA_CHUNK_SPLIT";
+            if (was[i])
+                setenv(var, keep[i], 1);
+            else
+                unsetenv(var);
+        }
+    } else {
+        run_chunk_tc(sanitize, "chunk tc");
     }
     if (!sanitize)
         run_large();

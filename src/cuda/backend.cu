@@ -28,9 +28,10 @@ struct gdn_cuda_context {
     gdn_cuda_words *host_words;  /* pinned, for synchronize */
     unsigned long long *stamps;  /* device, zero between calls */
     int64_t stamps_cap;
-    int chunk_split;             /* GDN_CUDA_CHUNK_SPLIT (tests, measurements): 1 = the two-pass chunked kernels
-                                    (chunked_split.cuh) where they apply, 0 (default) = chunk_tc_kernel */
-    int64_t ws_max;              /* workspace cap in floats (GDN_CUDA_CHUNK_WS_MB, default 2048 MiB) */
+    int chunk_split;             /* GDN_CUDA_CHUNK_SPLIT (tests, measurements): 1 (default) = the two-pass chunked
+                                    kernels (chunked_split.cuh) where they apply, 0 = chunk_tc_kernel */
+    int64_t ws_max;              /* workspace cap in floats (GDN_CUDA_CHUNK_WS_MB, default 2048 MiB; a fraction
+                                    allowed, for tests of the grouping) */
     float *ws;                   /* device workspace of the two-pass chunked kernels, grown outside capture */
     int64_t ws_cap;
     float *ws_old[8];            /* earlier workspaces, kept until destroy (a captured graph may still use one) */
@@ -117,9 +118,10 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     const char *fast_j = getenv("GDN_CUDA_FAST_J");
     c->fast_j = fast_j ? atoi(fast_j) : 0;
     const char *split = getenv("GDN_CUDA_CHUNK_SPLIT");
-    c->chunk_split = split && split[0] == '1';
+    c->chunk_split = !(split && split[0] == '0');
     const char *wsmb = getenv("GDN_CUDA_CHUNK_WS_MB");
-    c->ws_max = (int64_t)(wsmb && atoi(wsmb) > 0 ? atoi(wsmb) : 2048) * (1 << 20) / 4;
+    const double mb = wsmb ? atof(wsmb) : 0.0;
+    c->ws_max = (int64_t)((mb > 0.0 && mb < 1e6 ? mb : 2048.0) * (1 << 20) / 4);
     if ((e = cudaMalloc((void **)&c->words, sizeof *c->words)) != cudaSuccess ||
         (e = cudaMemset(c->words, 0, sizeof *c->words)) != cudaSuccess ||
         (e = cudaMallocHost((void **)&c->host_words, sizeof *c->host_words)) != cudaSuccess) {
@@ -173,26 +175,37 @@ static void copy_strides(int64_t *dst, const gdn_view *v, int n)
         dst[i] = v->st[i];
 }
 
-/* The two-pass chunked kernels' workspace for the call (p->ws; NULL: the launcher takes chunk_tc_kernel):
- * only with GDN_CUDA_CHUNK_SPLIT=1, within the cap, grown here outside graph capture, geometrically (a call
- * captured before the workspace was grown runs the one-pass kernel; a failed allocation too). Earlier
- * buffers stay allocated until the context is destroyed: a graph captured with one may be replayed. */
+/* The two-pass chunked kernels' workspace for the call (p->ws, p->ws_floats; NULL: the launcher takes
+ * chunk_tc_kernel): unless GDN_CUDA_CHUNK_SPLIT=0, up to the cap (a call that needs more runs in groups of
+ * sequences; one sequence's share must fit), grown here outside graph capture, geometrically (a call
+ * captured before the workspace was grown runs in groups of what there is, or the one-pass kernel; a failed
+ * allocation too). Earlier buffers stay allocated until the context is destroyed: a graph captured with one
+ * may be replayed. */
 static void chunk_workspace(gdn_cuda_context *c, gdn_cuda_params *p)
 {
     p->ws = NULL;
+    p->ws_floats = 0;
     if (!c->chunk_split)
         return;
-    const int64_t need = gdn_cuda_chunk_workspace_floats(p);
-    if (need <= 0 || need > c->ws_max)
+    const int64_t all = gdn_cuda_chunk_workspace_floats(p), per = all > 0 ? all / p->N : 0;
+    if (per <= 0 || per > c->ws_max)
         return;
+    const int64_t need = all < c->ws_max ? all : c->ws_max / per * per;
     if (need > c->ws_cap) {
         cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
         if (cudaStreamIsCapturing(c->stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
             (void)cudaGetLastError();
+            if (c->ws_cap >= per) { /* in groups, in what there is */
+                p->ws = c->ws;
+                p->ws_floats = c->ws_cap;
+            }
             return;
         }
-        if (c->ws && c->ws_nold == (int)(sizeof c->ws_old / sizeof c->ws_old[0]))
-            return; /* grown too often: the one-pass kernel */
+        if (c->ws && c->ws_nold == (int)(sizeof c->ws_old / sizeof c->ws_old[0])) {
+            p->ws = c->ws; /* grown too often: in groups, in what there is */
+            p->ws_floats = c->ws_cap;
+            return;
+        }
         int64_t want = 2 * c->ws_cap > need ? 2 * c->ws_cap : need; /* geometric: few buffers kept */
         want = want < c->ws_max ? want : c->ws_max;
         float *w = NULL;
@@ -206,6 +219,7 @@ static void chunk_workspace(gdn_cuda_context *c, gdn_cuda_params *p)
         c->ws_cap = want;
     }
     p->ws = c->ws;
+    p->ws_floats = c->ws_cap;
 }
 
 /* The index check (check.cu) in front of a call that has index arrays (cu_seqlens, slot arrays, a

@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const int c = (int)blockIdx.x, h = (int)blockIdx.y;
-    const int64_t n = blockIdx.z;
+    const int64_t n = P.n0 + blockIdx.z;
     const int hk = P.grouped ? h / P.ratio : h % P.Hk;
     const bool upd = warp < 4;
     const int mt = upd ? warp : 7 - warp;
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
         return; /* past the sequence's (counted) tokens: the state pass never reads this block */
     const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
     const int64_t nch = (P.T + TC_C - 1) / TC_C;
-    float *wsb = P.ws + ((n * P.Hv + h) * nch + c) * SP_WSB;
+    float *wsb = P.ws + (((n - P.n0) * P.Hv + h) * nch + c) * SP_WSB;
 
     sp_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Kh);
     sp_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qh);
@@ -428,11 +428,11 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;
-    for (int64_t n = blockIdx.y; n < P.N; n += gridDim.y) {
+    for (int64_t n = P.n0 + blockIdx.y; n < P.n1; n += gridDim.y) {
         int64_t b, t0, t1;
         seq_tokens(P, n, &b, &t0, &t1);
         const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
-        const float *wsn = P.ws + (n * P.Hv + h) * nch * SP_WSB;
+        const float *wsn = P.ws + ((n - P.n0) * P.Hv + h) * nch * SP_WSB;
         const sp_feed<DKP> feed = sp_feed_init<DKP>(P, b, h, hk, r0);
 
         float sacc[NTW][4];
@@ -599,6 +599,8 @@ static bool split_rows_ok(const void *base, const int64_t *st)
     return ((uintptr_t)base & 15) == 0 && st[3] == 1 && st[0] % 8 == 0 && st[1] % 8 == 0 && st[2] % 8 == 0;
 }
 
+static std::atomic<long long> g_split_calls{0}, g_split_groups{0}; /* gdn_cuda_split_stats */
+
 /* Does the call take the two-pass kernels (chunk_tc's calls, a dense batch of 16-bit activations with
    16-byte rows, N <= 65535)? */
 static bool chunk_split_ok(const gdn_cuda_params *p)
@@ -630,13 +632,23 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
         return e;
     p.early_trigger = 0;
     cfg.blockDim = dim3(TC_THREADS, 1, 1);
-    cfg.gridDim = dim3((unsigned)((p.T + TC_C - 1) / TC_C), (unsigned)p.Hv, (unsigned)p.N);
-    cfg.dynamicSmemBytes = sp;
-    if (p.T > 0 && (e = cudaLaunchKernelEx(&cfg, prep, p)) != cudaSuccess)
-        return e;
-    cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + TC_R - 1) / TC_R)), (unsigned)p.N, 1);
-    cfg.dynamicSmemBytes = ss;
-    return cudaLaunchKernelEx(&cfg, state, p);
+    /* the sequences in groups whose blocks fit the workspace (each pair of launches waits for the previous
+       pair: griddepcontrol.wait before any write) */
+    const int64_t per = p.Hv * ((p.T + TC_C - 1) / TC_C) * SP_WSB, group = p.ws_floats / per;
+    g_split_calls++;
+    for (p.n0 = 0; p.n0 < p.N; p.n0 += group) {
+        p.n1 = p.N - p.n0 < group ? p.N : p.n0 + group;
+        g_split_groups++;
+        cfg.gridDim = dim3((unsigned)((p.T + TC_C - 1) / TC_C), (unsigned)p.Hv, (unsigned)(p.n1 - p.n0));
+        cfg.dynamicSmemBytes = sp;
+        if (p.T > 0 && (e = cudaLaunchKernelEx(&cfg, prep, p)) != cudaSuccess)
+            return e;
+        cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + TC_R - 1) / TC_R)), (unsigned)(p.n1 - p.n0), 1);
+        cfg.dynamicSmemBytes = ss;
+        if ((e = cudaLaunchKernelEx(&cfg, state, p)) != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
 }
 
 template <bool F16>

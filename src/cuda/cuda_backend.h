@@ -39,6 +39,10 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *plan, char *err
  * index check as gdn_cuda_forward, then the conv kernel (conv1d.cu); enqueued only. */
 gdn_status gdn_cuda_conv1d_forward(gdn_cuda_context *c, const gdn_conv_plan *plan, char *err, size_t err_len);
 
+/* Tests: calls launched on the two-pass chunked kernels (chunked_split.cuh) in this process, and the groups of
+ * sequences they were launched in (more groups than calls: some call's workspace held only part of it). */
+void gdn_cuda_split_stats(long long *calls, long long *groups);
+
 /* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),
  * everything else exactly as gdn_conv_plan_make. Defined in core/conv_validate.c (no CUDA needed). */
 gdn_status gdn_conv_plan_make_device(gdn_conv_plan *plan, const gdn_conv_problem *problem, const gdn_batch *batch,

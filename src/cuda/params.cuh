@@ -96,6 +96,8 @@ typedef struct gdn_cuda_params {
     int chunk_tc;      /* the chunked kernel on tensor cores (problem.precision BF16, the CUDA default;
                           chunked_tc.cuh), else the f32 one (precision F32; chunked.cuh) */
     float *ws;          /* the two-pass chunked kernels' workspace (chunked_split.cuh), or NULL */
+    int64_t ws_floats;  /* its size: the launcher takes the sequences in groups that fit */
+    int64_t n0, n1;     /* the two-pass kernels: the sequences [n0, n1) of the group launched */
     gdn_cuda_words *words;
     unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
 } gdn_cuda_params;

@@ -66,6 +66,7 @@
 #include <atomic>
 #include <type_traits>
 
+#include "cuda/cuda_backend.h"
 #include "cuda/params.cuh"
 
 #define NTHREADS 128
@@ -1288,6 +1289,12 @@ int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p)
     return chunk_prefill_ok(p) ? chunk_split_ws_floats(p) : 0;
 }
 
+void gdn_cuda_split_stats(long long *calls, long long *groups)
+{
+    *calls = g_split_calls.load();
+    *groups = g_split_groups.load();
+}
+
 const char *gdn_cuda_recurrent_name(int k_dim)
 {
     switch (key_vectors(k_dim)) {
@@ -1374,7 +1381,8 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
        chunked_tc.cuh) where it applies, else the token loop */
     if (chunk_prefill_ok(&p)) {
         p.qk_vec = qk_vec_ok(&p);
-        if (p.chunk_tc && p.ws && chunk_split_ok(&p)) /* the two passes where the context gave a workspace */
+        if (p.chunk_tc && p.ws && chunk_split_ok(&p) && p.ws_floats >= chunk_split_ws_floats(&p) / p.N)
+            /* the two passes where the context gave a workspace (for one sequence at least) */
             return launch_chunk_split(p, cfg);
         return p.chunk_tc ? launch_chunk_tc(p, cfg) : launch_chunk_prefill(p, cfg);
     }
