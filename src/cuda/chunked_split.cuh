@@ -19,9 +19,10 @@
  *     S' = gl S + (diag(cf) D)^T K
  * Pass 1, chunk_split_prep_kernel: one CTA of 8 warps per (chunk, value head, sequence), all at once: the
  * raw k, q rows by cp.async into shared memory (16-bit, as given), their norms, K K^T and Q K^T on tensor
- * cores (tf32 operands: bf16 and f16 values are exact in tf32), the diagonal blocks of T by substitution,
+ * cores (tf32 operands: bf16 and f16 values are exact in tf32; the row norms summed from the same A
+ * fragments), the diagonal blocks of T by substitution,
  * then T whole by the blockwise solve with the identity as right-hand side (a warp per 8-column strip);
- * T, P (rounded to tf32) and the scalars go to the context's workspace, WSB floats per chunk.
+ * T, P (rounded to tf32) and the scalars go to the context's workspace, SP_WSB floats per chunk.
  * Pass 2, chunk_split_state_kernel: one CTA of 8 warps per (value head, TC_R state rows, sequence),
  * walking the chunks with two stages of shared memory: the next chunk's raw k, q rows, v tile, T, P and
  * scalars come by cp.async while the current one computes. Per chunk: warps 0-3 K S^T and R (16 tokens
@@ -31,8 +32,9 @@
  * Assumptions (chunk_split_ok): as chunk_tc_kernel (no capture, Dk <= 128), plus a dense batch (no
  * cu_seqlens; batch.num_tokens allowed), bf16 or f16 activations with q, k, v rows of unit stride, 16-byte
  * aligned (Dk, Dv and the outer strides multiples of 8 elements), N <= 65535, and a workspace of
- * N Hv ceil(T / C) WSB floats (the launcher falls back to chunk_tc_kernel without one). Gate values must
- * give decays in [0, 1].
+ * Hv ceil(T / C) SP_WSB floats per sequence (the context's, GDN_CUDA_CHUNK_WS_MB; the launcher takes the
+ * sequences in groups that fit it; without one, chunk_tc_kernel runs). Gate values must give decays in [0, 1].
+ * H200, Qwen3.6 layer, B=1 T=4096: 0.39 ms (chunk_tc_kernel 0.86 ms; docs/PERF.md, session 8).
  */
 #ifndef GDN_CUDA_CHUNKED_SPLIT_CUH
 #define GDN_CUDA_CHUNKED_SPLIT_CUH
