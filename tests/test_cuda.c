@@ -833,6 +833,19 @@ static void run_errors(void)
         p.precision = GDN_PRECISION_BF16;
         EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_tf32__cuda_mma") == 0,
                "kernel_for chunked BF16 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
+        /* 16-bit activations, dimensions multiples of 8: the two passes (chunked_split.cuh), unless the
+           environment turned them off */
+        const char *sw = getenv("GDN_CUDA_CHUNK_SPLIT");
+        const int split_on = !(sw && sw[0] == '0');
+        p.dtype = GDN_DTYPE_BF16;
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0),
+                      split_on ? "chunk_split_tf32__cuda_mma" : "chunk_tf32__cuda_mma") == 0,
+               "kernel_for chunked bf16 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
+        p.k_dim = ED - 4;
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_tf32__cuda_mma") == 0,
+               "kernel_for chunked bf16 Dk=%d on CUDA: %s", ED - 4, gdn_context_kernel_for(ctx, &p, 64, 0));
+        p.k_dim = ED;
+        p.dtype = f->p.dtype;
         p.precision = GDN_PRECISION_F32;
         EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_f32__cuda") == 0,
                "kernel_for chunked F32 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));

@@ -163,10 +163,14 @@ const char *gdn_cuda_kernel_name(int k_dim)
     return gdn_cuda_recurrent_name(k_dim);
 }
 
-const char *gdn_cuda_kernel_for(int chunked, int capture, int k_dim, int tc)
+const char *gdn_cuda_kernel_for(const gdn_cuda_context *c, int chunked, int capture, int k_dim, int v_dim, int dtype,
+                                int tc)
 {
-    const char *c = gdn_cuda_chunked_name(chunked, capture, k_dim, tc);
-    return c ? c : gdn_cuda_recurrent_name(k_dim);
+    const char *k = gdn_cuda_chunked_name(chunked, capture, k_dim, tc);
+    if (k && tc && c && c->chunk_split && (dtype == GDN_DTYPE_BF16 || dtype == GDN_DTYPE_F16) && k_dim % 8 == 0 &&
+        v_dim % 8 == 0)
+        return "chunk_split_tf32__cuda_mma";
+    return k ? k : gdn_cuda_recurrent_name(k_dim);
 }
 
 static void copy_strides(int64_t *dst, const gdn_view *v, int n)

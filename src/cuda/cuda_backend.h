@@ -63,9 +63,13 @@ static inline int gdn_cuda_chunk_chosen(gdn_algo algo, int tc, int64_t tokens_pe
 
 /* Name of the kernel a problem with this key dimension runs, e.g. "recurrent_f32__cuda_k128"
  * (chunked, when chosen (gdn_cuda_chunk_chosen), nothing is captured and k_dim <= 128:
- * "chunk_tf32__cuda_mma" with tc (problem.precision not F32), else "chunk_f32__cuda"). */
+ * "chunk_tf32__cuda_mma" with tc (problem.precision not F32), else "chunk_f32__cuda"; with tc, on a context
+ * that runs the two passes (GDN_CUDA_CHUNK_SPLIT not 0), for 16-bit activations (dtype) and k_dim, v_dim
+ * multiples of 8: "chunk_split_tf32__cuda_mma", the kernels a dense call with 16-byte aligned q, k, v rows
+ * takes (chunked_split.cuh; other calls of the problem take chunk_tf32__cuda_mma)). */
 const char *gdn_cuda_kernel_name(int k_dim);
-const char *gdn_cuda_kernel_for(int chunked, int capture, int k_dim, int tc);
+const char *gdn_cuda_kernel_for(const gdn_cuda_context *c, int chunked, int capture, int k_dim, int v_dim, int dtype,
+                                int tc);
 
 /* --- helpers for the tests, the tool and the timing program (no CUDA headers needed) -------- */
 
