@@ -235,15 +235,14 @@ __device__ __forceinline__ void tc_store_rows(const gdn_cuda_params &P, const ui
         sc[(threadIdx.x + u * TC_THREADS) / RL] = (P.l2norm ? rsqrtf(tot + 1e-6f) : 1.0f) * mul;
 }
 
-/* The chunk's v values of COLS consecutive rows of Dv from r0 (TC_R: a state tile), raw (zeros past nt and
-   the `rows` that exist). */
-template <int COLS = TC_R>
+/* The chunk's v values of the TC_R rows of Dv from r0 (a state tile), raw (zeros past nt and the `rows` that
+   exist). */
 __device__ __forceinline__ void tc_issue_v(const gdn_cuda_params &P, int64_t b, int64_t tc, int nt, int h, int r0,
-                                           int rows, unsigned (&raw)[TC_C * COLS / TC_THREADS])
+                                           int rows, unsigned (&raw)[TC_C * TC_R / TC_THREADS])
 {
 #pragma unroll
-    for (int u = 0; u < TC_C * COLS / TC_THREADS; u++) {
-        const int e = threadIdx.x + u * TC_THREADS, t = e / COLS, r = e % COLS;
+    for (int u = 0; u < TC_C * TC_R / TC_THREADS; u++) {
+        const int e = threadIdx.x + u * TC_THREADS, t = e / TC_R, r = e % TC_R;
         raw[u] = 0u;
         if (t < nt && r < rows) {
             const int64_t vo = b * P.vs[0] + (tc + t) * P.vs[1] + (int64_t)h * P.vs[2] + (int64_t)(r0 + r) * P.vs[3];
@@ -387,9 +386,9 @@ __device__ __forceinline__ void tc_state_store(const gdn_cuda_params &P, const t
         }
 }
 
-/* The state update of an update warp: S' = gl S + (D o cf)^T K (SCALE; else D^T K, cf unused), K [C][LDK] in
-   shared memory, then the warp's fragment into Ss rounded to tf32. */
-template <int DKP, bool SCALE>
+/* The state update of an update warp: S' = gl S + (D o cf)^T K, K [C][LDK] in shared memory, then the warp's
+   fragment into Ss rounded to tf32. */
+template <int DKP>
 __device__ __forceinline__ void tc_state_update(const tc_tile &k, float (&sacc)[DKP / 16][4], float gl, const float *Dm,
                                                 const float *cf, const float *K, float *Ss)
 {
@@ -403,18 +402,11 @@ __device__ __forceinline__ void tc_state_update(const tc_tile &k, float (&sacc)[
 #pragma unroll 2
     for (int k0 = 0; k0 < TC_C; k0 += 8) {
         unsigned a[4], bb[2];
-        if constexpr (SCALE) {
-            const float c0 = cf[k0 + t4], c1 = cf[k0 + t4 + 4];
-            a[0] = tf32_of(Dm[(k0 + t4) * TC_LDV + sm0 + g] * c0);
-            a[1] = tf32_of(Dm[(k0 + t4) * TC_LDV + sm0 + g + 8] * c0);
-            a[2] = tf32_of(Dm[(k0 + t4 + 4) * TC_LDV + sm0 + g] * c1);
-            a[3] = tf32_of(Dm[(k0 + t4 + 4) * TC_LDV + sm0 + g + 8] * c1);
-        } else {
-            a[0] = __float_as_uint(Dm[(k0 + t4) * TC_LDV + sm0 + g]);
-            a[1] = __float_as_uint(Dm[(k0 + t4) * TC_LDV + sm0 + g + 8]);
-            a[2] = __float_as_uint(Dm[(k0 + t4 + 4) * TC_LDV + sm0 + g]);
-            a[3] = __float_as_uint(Dm[(k0 + t4 + 4) * TC_LDV + sm0 + g + 8]);
-        }
+        const float c0 = cf[k0 + t4], c1 = cf[k0 + t4 + 4];
+        a[0] = tf32_of(Dm[(k0 + t4) * TC_LDV + sm0 + g] * c0);
+        a[1] = tf32_of(Dm[(k0 + t4) * TC_LDV + sm0 + g + 8] * c0);
+        a[2] = tf32_of(Dm[(k0 + t4 + 4) * TC_LDV + sm0 + g] * c1);
+        a[3] = tf32_of(Dm[(k0 + t4 + 4) * TC_LDV + sm0 + g + 8] * c1);
 #pragma unroll
         for (int j = 0; j < NTW; j++) {
             frag_b(bb, K, LDK, k0, sn0 + 8 * j, g, t4);
@@ -695,7 +687,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
             if (!upd) /* outputs: O = diag(gam) Q^ S^T + P D, rows 16 mt .. */
                 tc_outputs(P, tile, accs, Pm, Dm, mt, nt, b, tc);
             else /* the state: S' = gam_{nt-1} S + (D o cf)^T K, this warp's fragment */
-                tc_state_update<DKP, true>(tile, sacc, gam[nt - 1], Dm, cf, Ks, Ss);
+                tc_state_update<DKP>(tile, sacc, gam[nt - 1], Dm, cf, Ks, Ss);
         }
         /* the final state (an empty sequence copies its read state) */
         if (upd && ws >= 0 && !(t1 == t0 && ws == rs))
