@@ -142,12 +142,14 @@ typedef enum gdn_index_type {
 
 /** Algorithm for multi-token work. Both compute the same function (to rounding). */
 typedef enum gdn_algo {
-    GDN_ALGO_AUTO = 0,      /**< Chosen by size: per sequence, chunked from 24 tokens on (32 when Dk > 128;
-                                 CPU, no capture), else the token loop (always the token loop on CUDA). */
+    GDN_ALGO_AUTO = 0,      /**< Chosen by size, per sequence, for calls that capture nothing: on the CPU
+                                 chunked from 24 tokens on (32 when Dk > 128); on CUDA the tensor-core
+                                 chunked kernels from 64 tokens on (Dk <= 128, precision not F32: the F32
+                                 chunked kernel is no faster than the token loop there); else the token
+                                 loop. */
     GDN_ALGO_RECURRENT = 1, /**< Token loop, state kept on chip. */
     GDN_ALGO_CHUNKED = 2    /**< Chunkwise-parallel (WY/UT). Calls that capture states run the token loop;
-                                 on CUDA also calls with Dk > 128 (the CUDA chunked kernel is a first f32
-                                 version, slower than the token loop there: docs/PERF.md). */
+                                 on CUDA also calls with Dk > 128. */
 } gdn_algo;
 
 /** Operand precision of the chunked algorithm's matrix products (the state is always kept and
@@ -384,7 +386,12 @@ typedef struct gdn_tensors {
  * the work. The contents of the index arrays are checked on the device before anything is written:
  * a bad entry makes that call write nothing, and gdn_context_synchronize reports it. A call whose
  * pool is larger than every earlier one on the context allocates 8 bytes per slot of device memory
- * for the slot checks (like the CPU); make such a call once before capturing a graph.
+ * for the slot checks (like the CPU); make such a call once before capturing a graph. Chunked prefill
+ * on CUDA (dense batches of bf16 / f16 activations with 16-byte aligned rows) uses a workspace the
+ * context allocates and keeps: 33 KB per 64 tokens and value head of a call, at most 2 GiB
+ * (environment GDN_CUDA_CHUNK_WS_MB, read at context creation; a larger call runs in groups of
+ * sequences). A call captured into a graph before the context has a large enough workspace runs a
+ * slower chunked kernel: make the largest call once before capturing, here too.
  */
 GDN_API gdn_status gdn_forward(gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
                                const gdn_tensors *tensors);
