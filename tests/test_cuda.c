@@ -21,9 +21,10 @@
  *      127..129, 200), packed batches with empty, 1-token and boundary-length sequences, Dk and Dv from 3
  *      to 128, every dtype, gate, head map, layout, pool and view, at the tolerance of the kernel that
  *      runs (the check's bf16-product tolerance); the suite's chunked cases also run with the other
- *      precision (F32 <-> DEFAULT), so both CUDA chunked kernels see the whole block; then the same cases
- *      once more with GDN_CUDA_CHUNK_SPLIT=1 ("chunk split": the two-pass kernels of chunked_split.cuh on
- *      the dense ones, chunk_tc_kernel on the packed ones);
+ *      precision (F32 <-> DEFAULT), so both CUDA chunked kernels see the whole block; these run with
+ *      GDN_CUDA_CHUNK_SPLIT=0 ("chunk tc": chunk_tc_kernel on every case), then once more with it 1 ("chunk
+ *      split": the two-pass kernels of chunked_split.cuh where they apply, counted, plus a batch run in groups
+ *      of sequences);
  *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check; token loop
  *      and chunked kernel) and
  *      3000 sequences of the Qwen3.6 shape's ratio with small heads;
@@ -360,8 +361,8 @@ static int run_tc_case(gdn_check_case *c, const char *what, size_t i, double bar
     return 1;
 }
 
-/* The chunked cases; `label` names the pass ("chunk tc": the contexts as the environment makes them; "chunk split":
-   with GDN_CUDA_CHUNK_SPLIT=1, the two-pass kernels of chunked_split.cuh where they apply). */
+/* The chunked cases, on contexts as the environment makes them; `label` names the pass (on CUDA the caller sets
+   GDN_CUDA_CHUNK_SPLIT: "chunk tc" with 0, "chunk split" with 1). */
 static void run_chunk_tc(int sanitize, const char *label)
 {
     const int f0 = g_failed;

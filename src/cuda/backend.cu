@@ -167,8 +167,7 @@ const char *gdn_cuda_kernel_for(const gdn_cuda_context *c, int chunked, int capt
                                 int tc)
 {
     const char *k = gdn_cuda_chunked_name(chunked, capture, k_dim, tc);
-    if (k && tc && c && c->chunk_split && (dtype == GDN_DTYPE_BF16 || dtype == GDN_DTYPE_F16) && k_dim % 8 == 0 &&
-        v_dim % 8 == 0)
+    if (k && tc && c && c->chunk_split && gdn_cuda_split_shape_ok(dtype, k_dim, v_dim))
         return "chunk_split_tf32__cuda_mma";
     return k ? k : gdn_cuda_recurrent_name(k_dim);
 }

@@ -273,43 +273,9 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
             *(float4 *)(pw + i * TC_C + cc) = *(const float4 *)(Pm + i * LDA + cc);
         }
     }
-    /* T = (I - L)^-1: warp w solves the columns 8w .. 8w + 7 of the identity in place, blocks bk from the
-       columns' own (the rows above it are zero in T): R_b += L_b. D over the solved rows from block cb, then
-       D_b = T_bb R_b */
-    {
-        const int n0 = 8 * warp, cb = n0 / 16;
-#pragma unroll 1
-        for (int bk = cb; bk < 4; bk++) {
-            float r[4];
-#pragma unroll
-            for (int q = 0; q < 4; q++)
-                r[q] = Xm[(16 * bk + g + 8 * (q >> 1)) * LDX + n0 + 2 * t4 + (q & 1)];
-            for (int k0 = 16 * cb; k0 < 16 * bk; k0 += 8) {
-                unsigned a[4], bb[2];
-                frag_a(a, Lm, LDA, 16 * bk, k0, g, t4);
-                frag_b(bb, Xm, LDX, k0, n0, g, t4);
-                mma_tf32(r, a, bb);
-            }
-            __syncwarp();
-#pragma unroll
-            for (int q = 0; q < 4; q++)
-                Xm[(16 * bk + g + 8 * (q >> 1)) * LDX + n0 + 2 * t4 + (q & 1)] = tf32r(r[q]);
-            __syncwarp();
-            float d[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-            for (int k0 = 0; k0 < 16; k0 += 8) {
-                unsigned a[4], bb[2];
-                frag_a(a, Tm, LDA, 16 * bk, 16 * bk + k0, g, t4);
-                frag_b(bb, Xm, LDX, 16 * bk + k0, n0, g, t4);
-                mma_tf32(d, a, bb);
-            }
-            __syncwarp();
-#pragma unroll
-            for (int q = 0; q < 4; q++)
-                Xm[(16 * bk + g + 8 * (q >> 1)) * LDX + n0 + 2 * t4 + (q & 1)] = tf32r(d[q]);
-            __syncwarp();
-        }
-    }
+    /* T = (I - L)^-1: warp w solves the columns 8w .. 8w + 7 of the identity in place, from the columns' own
+       block (the rows above it are zero in T) */
+    tc_solve_strip<true, 1>(Lm, Tm, Xm, LDX, Xm, LDX, 8 * warp, warp / 2, g, t4);
     __syncthreads();
     for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) { /* T to the workspace */
         const int i = e / (TC_C / 4), cc = 4 * (e % (TC_C / 4));
@@ -607,18 +573,22 @@ static std::atomic<long long> g_split_calls{0}, g_split_groups{0}; /* gdn_cuda_s
    16-byte rows, N <= 65535)? */
 static bool chunk_split_ok(const gdn_cuda_params *p)
 {
-    return p->chunk_tc && !p->cu && (p->dtype == GDN_DTYPE_BF16 || p->dtype == GDN_DTYPE_F16) &&
-           p->Dk % 8 == 0 && p->Dv % 8 == 0 && split_rows_ok(p->q, p->qs) && split_rows_ok(p->k, p->ks) &&
+    return p->chunk_tc && !p->cu && gdn_cuda_split_shape_ok(p->dtype, p->Dk, p->Dv) && split_rows_ok(p->q, p->qs) &&
+           split_rows_ok(p->k, p->ks) &&
            split_rows_ok(p->v, p->vs) && p->N <= 65535 && p->N >= 1 && p->Hv <= 65535 &&
            (p->T + TC_C - 1) / TC_C <= 0x7fffffff;
+}
+
+/* Floats of workspace one sequence of the call takes (its chunks' blocks for every value head). */
+static int64_t chunk_split_seq_floats(const gdn_cuda_params *p)
+{
+    return p->Hv * ((p->T + TC_C - 1) / TC_C) * SP_WSB;
 }
 
 /* Floats of workspace the two-pass kernels need for the call (0: they do not apply). */
 static int64_t chunk_split_ws_floats(const gdn_cuda_params *p)
 {
-    if (!chunk_split_ok(p))
-        return 0;
-    return p->N * p->Hv * ((p->T + TC_C - 1) / TC_C) * SP_WSB;
+    return chunk_split_ok(p) ? p->N * chunk_split_seq_floats(p) : 0;
 }
 
 template <int DKP, bool F16>
@@ -636,7 +606,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     cfg.blockDim = dim3(TC_THREADS, 1, 1);
     /* the sequences in groups whose blocks fit the workspace (each pair of launches waits for the previous
        pair: griddepcontrol.wait before any write) */
-    const int64_t per = p.Hv * ((p.T + TC_C - 1) / TC_C) * SP_WSB, group = p.ws_floats / per;
+    const int64_t group = p.ws_floats / chunk_split_seq_floats(&p);
     g_split_calls++;
     for (p.n0 = 0; p.n0 < p.N; p.n0 += group) {
         p.n1 = p.N - p.n0 < group ? p.N : p.n0 + group;

@@ -348,6 +348,49 @@ __device__ __forceinline__ void tc_invert_diag(const float *Lm, float *Tm, int b
     }
 }
 
+/* One warp's 8-column strip n0 .. n0 + 7 of the blockwise solve (I - L) D = R over the 16-token blocks bk = b0 .. 3
+   (rows of R above block b0 must be zero; so are those of D): R_b += L_b. D over the solved rows from block b0,
+   rounded into R, then D_b = T_bb R_b into D (T: the diagonal blocks' inverses). INPLACE: D is R (the warp
+   syncs before each overwrite); UNROLL: the block loop's unroll count. */
+template <bool INPLACE, int UNROLL>
+__device__ __forceinline__ void tc_solve_strip(const float *Lm, const float *Tm, float *R, int ldr, float *D, int ldd,
+                                               int n0, int b0, int g, int t4)
+{
+#pragma unroll UNROLL
+    for (int bk = b0; bk < 4; bk++) {
+        float r[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            r[q] = R[(16 * bk + g + 8 * (q >> 1)) * ldr + n0 + 2 * t4 + (q & 1)];
+        for (int k0 = 16 * b0; k0 < 16 * bk; k0 += 8) { /* + L_bk D_k */
+            unsigned a[4], bb[2];
+            frag_a(a, Lm, TC_LDA, 16 * bk, k0, g, t4);
+            frag_b(bb, D, ldd, k0, n0, g, t4);
+            mma_tf32(r, a, bb);
+        }
+        if constexpr (INPLACE)
+            __syncwarp();
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            R[(16 * bk + g + 8 * (q >> 1)) * ldr + n0 + 2 * t4 + (q & 1)] = tf32r(r[q]);
+        __syncwarp();
+        float d[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int k0 = 0; k0 < 16; k0 += 8) { /* D_b = T_bb (R_b + ...) */
+            unsigned a[4], bb[2];
+            frag_a(a, Tm, TC_LDA, 16 * bk, 16 * bk + k0, g, t4);
+            frag_b(bb, R, ldr, 16 * bk + k0, n0, g, t4);
+            mma_tf32(d, a, bb);
+        }
+        if constexpr (INPLACE)
+            __syncwarp();
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            D[(16 * bk + g + 8 * (q >> 1)) * ldd + n0 + 2 * t4 + (q & 1)] = tf32r(d[q]);
+        __syncwarp();
+    }
+}
+
 /* The state tile of an update warp (warps 0-3): its accumulator fragment, rows sm0 + g (+ 8) of the tile, columns
    sn0 + 8 j + 2 t4 (+ 1), j < NTW = DKP / 16. tc_state_load: from slot rs (zeros without one, past Dv or Dk), also
    into Ss rounded to tf32; tc_state_store: to slot ws. */
@@ -650,38 +693,8 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
             __syncthreads();
             TC_MARK(3);
             /* the blockwise solve: warp w < 4 takes the 8 columns 8 w .. of D */
-            if (upd) {
-                const int n0 = 8 * warp;
-#pragma unroll
-                for (int bk = 0; bk < 4; bk++) {
-                    float r[4];
-#pragma unroll
-                    for (int q = 0; q < 4; q++)
-                        r[q] = Rm[(16 * bk + g + 8 * (q >> 1)) * LDV + n0 + 2 * t4 + (q & 1)];
-                    for (int k0 = 0; k0 < 16 * bk; k0 += 8) { /* + L_bk D_k */
-                        unsigned a[4], bb[2];
-                        frag_a(a, Lm, LDA, 16 * bk, k0, g, t4);
-                        frag_b(bb, Dm, LDV, k0, n0, g, t4);
-                        mma_tf32(r, a, bb);
-                    }
-#pragma unroll
-                    for (int q = 0; q < 4; q++)
-                        Rm[(16 * bk + g + 8 * (q >> 1)) * LDV + n0 + 2 * t4 + (q & 1)] = tf32r(r[q]);
-                    __syncwarp();
-                    float d[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-                    for (int k0 = 0; k0 < 16; k0 += 8) { /* D_b = T_bb (R_b + ...) */
-                        unsigned a[4], bb[2];
-                        frag_a(a, Tm, LDA, 16 * bk, 16 * bk + k0, g, t4);
-                        frag_b(bb, Rm, LDV, 16 * bk + k0, n0, g, t4);
-                        mma_tf32(d, a, bb);
-                    }
-#pragma unroll
-                    for (int q = 0; q < 4; q++)
-                        Dm[(16 * bk + g + 8 * (q >> 1)) * LDV + n0 + 2 * t4 + (q & 1)] = tf32r(d[q]);
-                    __syncwarp();
-                }
-            }
+            if (upd)
+                tc_solve_strip<false, 4>(Lm, Tm, Rm, LDV, Dm, LDV, 8 * warp, 0, g, t4);
             __syncthreads();
             TC_MARK(4);
             if (!upd) /* outputs: O = diag(gam) Q^ S^T + P D, rows 16 mt .. */

@@ -61,6 +61,13 @@ static inline int gdn_cuda_chunk_chosen(gdn_algo algo, int tc, int64_t tokens_pe
     return algo == GDN_ALGO_CHUNKED || (algo == GDN_ALGO_AUTO && tc && tokens_per_seq >= GDN_CUDA_CHUNK_MIN_TOKENS);
 }
 
+/* The problem-level conditions of the two-pass chunked kernels (chunked_split.cuh; the call's pointers and
+ * strides decide the rest): 16-bit activations, Dk and Dv multiples of 8. */
+static inline int gdn_cuda_split_shape_ok(int dtype, int64_t k_dim, int64_t v_dim)
+{
+    return (dtype == GDN_DTYPE_BF16 || dtype == GDN_DTYPE_F16) && k_dim % 8 == 0 && v_dim % 8 == 0;
+}
+
 /* Name of the kernel a problem with this key dimension runs, e.g. "recurrent_f32__cuda_k128"
  * (chunked, when chosen (gdn_cuda_chunk_chosen), nothing is captured and k_dim <= 128:
  * "chunk_tf32__cuda_mma" with tc (problem.precision not F32), else "chunk_f32__cuda"; with tc, on a context
