@@ -280,21 +280,20 @@ int main(int argc, char **argv)
                                    {"prefill, chunked", 1, 4096, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 1, 16384, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 8, 4096, GDN_CAPTURE_NONE, 0, 0, 1},
-                                   {"prefill, chunked", 64, 4096, GDN_CAPTURE_NONE, 0, 0, 1}};
+                                   {"prefill, chunked", 64, 4096, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 8, 64, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 8, 128, GDN_CAPTURE_NONE, 0, 0, 1}};
         /* the token loop at the short lengths, for the crossover */
         static const bcase TL[] = {{"prefill, token loop", 1, 64, GDN_CAPTURE_NONE, 0, 1, 0},
                                    {"prefill, token loop", 1, 128, GDN_CAPTURE_NONE, 0, 1, 0},
                                    {"prefill, token loop", 1, 256, GDN_CAPTURE_NONE, 0, 1, 0},
                                    {"prefill, token loop", 8, 64, GDN_CAPTURE_NONE, 0, 1, 0},
                                    {"prefill, token loop", 8, 128, GDN_CAPTURE_NONE, 0, 1, 0}};
-        static const bcase C8[] = {{"prefill, chunked", 8, 64, GDN_CAPTURE_NONE, 0, 0, 1},
-                                   {"prefill, chunked", 8, 128, GDN_CAPTURE_NONE, 0, 0, 1}};
         int bad = 0;
         for (int split = 0; split < 2; split++) {
             setenv("GDN_CUDA_CHUNK_SPLIT", split ? "1" : "0", 1);
             printf("-- GDN_CUDA_CHUNK_SPLIT=%d\n", split);
             bad += run_all(stream, CH, sizeof CH / sizeof CH[0], 10, copy_bw);
-            bad += run_all(stream, C8, sizeof C8 / sizeof C8[0], 10, copy_bw);
         }
         bad += run_all(stream, TL, sizeof TL / sizeof TL[0], 10, copy_bw);
         gdn_cuda_stream_destroy(stream);
