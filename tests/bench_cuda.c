@@ -13,9 +13,9 @@
  * when every case ran)
  * --slope: only the per-token slope: B = 1, 8 and 64, T = 1 .. 8, no capture (the defaults, then decode through the
  * staged kernel, GDN_CUDA_FAST_LPR=216).
- * --chunked: only chunked prefill (algo CHUNKED; B=1 T = 64 .. 16384, B=8 T = 64, 128, 4096, B=64 T=4096; 4 calls
- * on one pool, 10 replays) on chunk_tc_kernel and on the two-pass kernels (GDN_CUDA_CHUNK_SPLIT=0 / 1), then the
- * token loop at B=1 T = 64 .. 256 and B=8 T = 64, 128 (the crossover).
+ * --chunked: only chunked prefill (algo CHUNKED; B=1 T = 64 .. 32768, B=8 T = 64, 128, 4096, B=64 T=4096; 4 calls
+ * on one pool, 10 replays) on chunk_tc_kernel, on the two-pass kernels and on them with the state pass on wgmma
+ * (GDN_CUDA_CHUNK_SPLIT=0 / 1 / 2), then the token loop at B=1 T = 64 .. 256 and B=8 T = 64, 128 (the crossover).
  * --fast-sweep: the decode and verify cases on the general kernels (GDN_CUDA_FAST=0) and on the fast
  * path forced (GDN_CUDA_FAST=1) with 8, 16 and 32 lanes per state row (GDN_CUDA_FAST_LPR; plus 200:
  * decode through the staged kernel; 2: multi-token calls on fast_pairs_kernel, two rows per thread).
@@ -271,7 +271,8 @@ int main(int argc, char **argv)
         gdn_cuda_stream_destroy(stream);
         return ok ? 0 : 1;
     }
-    if (chunked) { /* the chunked prefill, one-pass kernel against the two passes (chunked_split.cuh) */
+    if (chunked) { /* the chunked prefill: one-pass kernel, the two passes (chunked_split.cuh), the two passes
+                      with the state pass on wgmma (chunked_wg.cuh) */
         gdn_context_destroy(ctx);
         static const bcase CH[] = {{"prefill, chunked", 1, 64, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 1, 128, GDN_CAPTURE_NONE, 0, 0, 1},
@@ -279,6 +280,7 @@ int main(int argc, char **argv)
                                    {"prefill, chunked", 1, 512, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 1, 4096, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 1, 16384, GDN_CAPTURE_NONE, 0, 0, 1},
+                                   {"prefill, chunked", 1, 32768, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 8, 4096, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 64, 4096, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 8, 64, GDN_CAPTURE_NONE, 0, 0, 1},
@@ -290,8 +292,8 @@ int main(int argc, char **argv)
                                    {"prefill, token loop", 8, 64, GDN_CAPTURE_NONE, 0, 1, 0},
                                    {"prefill, token loop", 8, 128, GDN_CAPTURE_NONE, 0, 1, 0}};
         int bad = 0;
-        for (int split = 0; split < 2; split++) {
-            setenv("GDN_CUDA_CHUNK_SPLIT", split ? "1" : "0", 1);
+        for (int split = 0; split < 3; split++) {
+            setenv("GDN_CUDA_CHUNK_SPLIT", split == 2 ? "2" : split ? "1" : "0", 1);
             printf("-- GDN_CUDA_CHUNK_SPLIT=%d\n", split);
             bad += run_all(stream, CH, sizeof CH / sizeof CH[0], 10, copy_bw);
         }

@@ -22,9 +22,10 @@
  *      to 128, every dtype, gate, head map, layout, pool and view, at the tolerance of the kernel that
  *      runs (the check's bf16-product tolerance); the suite's chunked cases also run with the other
  *      precision (F32 <-> DEFAULT), so both CUDA chunked kernels see the whole block; these run with
- *      GDN_CUDA_CHUNK_SPLIT=0 ("chunk tc": chunk_tc_kernel on every case), then once more with it 1 ("chunk
- *      split": the two-pass kernels of chunked_split.cuh where they apply, counted, plus a batch run in groups
- *      of sequences);
+ *      GDN_CUDA_CHUNK_SPLIT=0 ("chunk tc": chunk_tc_kernel on every case), then with it 1 ("chunk split": the
+ *      two-pass kernels of chunked_split.cuh where they apply, counted, plus a batch run in groups of
+ *      sequences), then with it 2 ("chunk split wg": the same with their state pass on wgmma where it
+ *      applies, chunked_wg.cuh, counted on a compute capability 9.x device);
  *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check; token loop
  *      and chunked kernel) and
  *      3000 sequences of the Qwen3.6 shape's ratio with small heads;
@@ -70,6 +71,7 @@
 
 static int g_failed, g_run;
 static gdn_backend g_backend = GDN_BACKEND_CUDA;
+static int g_sm90; /* device 0 has compute capability 9.x (the wgmma kernels run) */
 
 static double now(void)
 {
@@ -432,21 +434,27 @@ static void run_chunk_tc(int sanitize, const char *label)
     printf("%s: %d cases, %d failed, %.1f s\n", label, ran, g_failed - f0, now() - t0);
 }
 
-/* The two-pass kernels (chunked_split.cuh, GDN_CUDA_CHUNK_SPLIT=1 set by the caller): the chunked cases, which
-   must take them where they apply (counted), then a batch whose workspace holds two of its five sequences
-   (GDN_CUDA_CHUNK_WS_MB), which must run in three groups. */
-static void run_split(int sanitize)
+/* The two-pass kernels (chunked_split.cuh, GDN_CUDA_CHUNK_SPLIT set by the caller: 1, their state pass on
+   mma.sync; wg, 2, on wgmma where it applies (chunked_wg.cuh)): the chunked cases, which must take them where
+   they apply (counted; the Qwen layer's T = 4096 cases on wgmma with wg on a compute capability 9.x device),
+   then a batch whose workspace holds two of its five sequences (GDN_CUDA_CHUNK_WS_MB), which must run in
+   three groups. */
+static void run_split(int sanitize, int wg)
 {
-    long long c0 = 0, g0 = 0, c1 = 0, g1 = 0;
+    long long c0 = 0, g0 = 0, c1 = 0, g1 = 0, w0 = 0, w1 = 0;
+    const char *label = wg ? "chunk split wg" : "chunk split";
 #ifdef GDN_HAVE_CUDA
-    gdn_cuda_split_stats(&c0, &g0);
+    gdn_cuda_split_stats(&c0, &g0, &w0);
 #endif
-    run_chunk_tc(sanitize, "chunk split");
+    run_chunk_tc(sanitize, label);
 #ifdef GDN_HAVE_CUDA
-    gdn_cuda_split_stats(&c1, &g1);
+    gdn_cuda_split_stats(&c1, &g1, &w1);
 #endif
-    printf("chunk split: %lld calls on the two-pass kernels, in %lld groups\n", c1 - c0, g1 - g0);
-    EXPECT(c1 - c0 >= (sanitize ? 1 : 3), "chunk split: %lld calls took the two-pass kernels", c1 - c0);
+    printf("%s: %lld calls on the two-pass kernels, in %lld groups, %lld with the state pass on wgmma\n", label,
+           c1 - c0, g1 - g0, w1 - w0);
+    EXPECT(c1 - c0 >= (sanitize ? 1 : 3), "%s: %lld calls took the two-pass kernels", label, c1 - c0);
+    EXPECT(wg && g_sm90 ? w1 - w0 >= (sanitize ? 1 : 3) : w1 == w0, "%s: %lld calls took the wgmma state pass",
+           label, w1 - w0);
     gdn_check_case c;
     memset(&c, 0, sizeof c);
     c.problem.num_k_heads = 1;
@@ -460,14 +468,16 @@ static void run_split(int sanitize)
     c.pool = GDN_CHECK_POOL_MOVE;
     c.seed = 77;
     setenv("GDN_CUDA_CHUNK_WS_MB", "0.4", 1);
-    run_tc_case(&c, "chunk split groups", 0, 0.0);
+    char what[48];
+    snprintf(what, sizeof what, "%s groups", label);
+    run_tc_case(&c, what, 0, 0.0);
     unsetenv("GDN_CUDA_CHUNK_WS_MB");
 #ifdef GDN_HAVE_CUDA
-    gdn_cuda_split_stats(&c0, &g0);
+    gdn_cuda_split_stats(&c0, &g0, &w0);
 #endif
-    printf("chunk split groups: %lld calls, %lld groups\n", c0 - c1, g0 - g1);
-    EXPECT(c0 - c1 >= 1 && g0 - g1 >= 3 * (c0 - c1), "chunk split groups: %lld calls in %lld groups, not 3 each",
-           c0 - c1, g0 - g1);
+    printf("%s: %lld calls, %lld groups\n", what, c0 - c1, g0 - g1);
+    EXPECT(c0 - c1 >= 1 && g0 - g1 >= 3 * (c0 - c1), "%s: %lld calls in %lld groups, not 3 each", what, c0 - c1,
+           g0 - g1);
 }
 
 static void run_large(void)
@@ -837,11 +847,23 @@ static void run_errors(void)
         /* 16-bit activations, dimensions multiples of 8: the two passes (chunked_split.cuh), unless the
            environment turned them off */
         const char *sw = getenv("GDN_CUDA_CHUNK_SPLIT");
-        const int split_on = !(sw && sw[0] == '0');
+        const int split_on = !(sw && sw[0] == '0'), wg_on = split_on && !(sw && sw[0] == '1') && g_sm90;
         p.dtype = GDN_DTYPE_BF16;
         EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0),
                       split_on ? "chunk_split_tf32__cuda_mma" : "chunk_tf32__cuda_mma") == 0,
                "kernel_for chunked bf16 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
+        /* 32 < Dk <= 128 on a compute capability 9.x device: the state pass on wgmma (chunked_wg.cuh) */
+        p.k_dim = 64;
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0),
+                      wg_on ? "chunk_split_bf16__cuda_wgmma"
+                            : split_on ? "chunk_split_tf32__cuda_mma" : "chunk_tf32__cuda_mma") == 0,
+               "kernel_for chunked bf16 Dk=64 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
+        p.dtype = GDN_DTYPE_F16;
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0),
+                      split_on ? "chunk_split_tf32__cuda_mma" : "chunk_tf32__cuda_mma") == 0,
+               "kernel_for chunked f16 Dk=64 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
+        p.dtype = GDN_DTYPE_BF16;
+        p.k_dim = ED;
         p.k_dim = ED - 4;
         EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_tf32__cuda_mma") == 0,
                "kernel_for chunked bf16 Dk=%d on CUDA: %s", ED - 4, gdn_context_kernel_for(ctx, &p, 64, 0));
@@ -1998,6 +2020,7 @@ int main(int argc, char **argv)
     const char *on_cpu = getenv("GDN_TEST_CUDA_ON_CPU");
     char name[256];
     const int devices = gdn_cuda_device_count(name, sizeof name);
+    g_sm90 = strstr(name, "compute capability 9.") != NULL;
     if (on_cpu && *on_cpu == '1') {
         g_backend = GDN_BACKEND_CPU;
         printf("GDN_TEST_CUDA_ON_CPU=1: parts 1-3, 7 and 8 on the CPU backend (harness check)\n");
@@ -2037,7 +2060,9 @@ int main(int argc, char **argv)
         setenv("GDN_CUDA_CHUNK_SPLIT", "0", 1);
         run_chunk_tc(sanitize, "chunk tc");
         setenv("GDN_CUDA_CHUNK_SPLIT", "1", 1);
-        run_split(sanitize);
+        run_split(sanitize, 0);
+        setenv("GDN_CUDA_CHUNK_SPLIT", "2", 1);
+        run_split(sanitize, 1);
         for (int i = 0; i < 2; i++) {
             const char *var = i ? "GDN_CUDA_CHUNK_WS_MB" : "GDN_CUDA_CHUNK_SPLIT";
             if (was[i])

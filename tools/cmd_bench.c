@@ -169,10 +169,11 @@ typedef struct bench_result {
 } bench_result;
 
 /* The limit of the kernel that runs `tokens` tokens per sequence: bf16 products (precision BF16) and
-   tensor-core products (the CUDA chunked kernel's default) are held to REL_ERR_LIMIT_BF16. */
+   tensor-core products (the CUDA chunked kernels' default: names ending in __cuda_mma or __cuda_wgmma) are held
+   to REL_ERR_LIMIT_BF16. */
 static double rel_err_limit(const gdn_context *ctx, const gdn_problem *p, int64_t tokens, int capture)
 {
-    if (p->precision == GDN_PRECISION_BF16 || strstr(gdn_context_kernel_for(ctx, p, tokens, capture), "tf32"))
+    if (p->precision == GDN_PRECISION_BF16 || strstr(gdn_context_kernel_for(ctx, p, tokens, capture), "mma"))
         return REL_ERR_LIMIT_BF16;
     return REL_ERR_LIMIT;
 }

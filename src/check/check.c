@@ -1103,10 +1103,10 @@ int gdn_check_run(const gdn_check_case *c, gdn_check_result *res)
         failf(&ck, "gdn_context_create: %s: %s", gdn_status_string(cs), gdn_last_error(NULL));
         goto done;
     }
-    /* tensor-core products (the CUDA backend's chunked kernel unless precision is F32) are held to the
-       bf16-product tolerance, as problem.precision BF16 is */
+    /* tensor-core products (the CUDA backend's chunked kernels unless precision is F32: names ending in
+       __cuda_mma or __cuda_wgmma) are held to the bf16-product tolerance, as problem.precision BF16 is */
     if (strstr(gdn_context_kernel_for(ctx, p, in->N > 0 ? in->NT / in->N : 0, c->capture != GDN_CAPTURE_NONE),
-               "tf32")) {
+               "mma")) {
         bf16_products = 1;
         if (res->tolerance < BF16_PRODUCTS_TOL)
             res->tolerance = BF16_PRODUCTS_TOL;

@@ -28,8 +28,11 @@ struct gdn_cuda_context {
     gdn_cuda_words *host_words;  /* pinned, for synchronize */
     unsigned long long *stamps;  /* device, zero between calls */
     int64_t stamps_cap;
-    int chunk_split;             /* GDN_CUDA_CHUNK_SPLIT (tests, measurements): 1 (default) = the two-pass chunked
-                                    kernels (chunked_split.cuh) where they apply, 0 = chunk_tc_kernel */
+    int chunk_split;             /* GDN_CUDA_CHUNK_SPLIT (tests, measurements): the two-pass chunked kernels
+                                    (chunked_split.cuh) where they apply, their state pass on wgmma
+                                    (chunked_wg.cuh) where that applies: 2 (default); on mma.sync only: 1;
+                                    0 = chunk_tc_kernel */
+    int sm90;                    /* compute capability 9.x: the sm_90a code runs */
     int64_t ws_max;              /* workspace cap in floats (GDN_CUDA_CHUNK_WS_MB, default 2048 MiB; a fraction
                                     allowed, for tests of the grouping) */
     float *ws;                   /* device workspace of the two-pass chunked kernels, grown outside capture */
@@ -118,7 +121,8 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     const char *fast_j = getenv("GDN_CUDA_FAST_J");
     c->fast_j = fast_j ? atoi(fast_j) : 0;
     const char *split = getenv("GDN_CUDA_CHUNK_SPLIT");
-    c->chunk_split = !(split && split[0] == '0');
+    c->chunk_split = split && split[0] == '0' ? 0 : split && split[0] == '1' ? 1 : 2;
+    c->sm90 = major == 9;
     const char *wsmb = getenv("GDN_CUDA_CHUNK_WS_MB");
     const double mb = wsmb ? atof(wsmb) : 0.0;
     c->ws_max = (int64_t)((mb > 0.0 && mb < 1e6 ? mb : 2048.0) * (1 << 20) / 4);
@@ -168,7 +172,9 @@ const char *gdn_cuda_kernel_for(const gdn_cuda_context *c, int chunked, int capt
 {
     const char *k = gdn_cuda_chunked_name(chunked, capture, k_dim, tc);
     if (k && tc && c && c->chunk_split && gdn_cuda_split_shape_ok(dtype, k_dim, v_dim))
-        return "chunk_split_tf32__cuda_mma";
+        return c->chunk_split == 2 && c->sm90 && gdn_cuda_split_wg_shape_ok(dtype, k_dim, v_dim)
+                   ? "chunk_split_bf16__cuda_wgmma"
+                   : "chunk_split_tf32__cuda_mma";
     return k ? k : gdn_cuda_recurrent_name(k_dim);
 }
 
@@ -340,6 +346,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     if ((st = launch_check(c, &p, "gdn_forward", err, err_len)) != GDN_STATUS_SUCCESS)
         return st;
     chunk_workspace(c, &p);
+    p.split_wg = c->chunk_split == 2 && c->sm90;
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
                                        c->fast_lpr, c->fast_j)) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -45,6 +45,8 @@
 #define SP_LDP (TC_C + 8) /* a stage's P rows: the 8-byte (row g, columns 2t, 2t + 1) reads hit 32 banks */
 #define SP_LDD (TC_R + 4) /* D rows: the (rows 2t, 2t + 1, column g) reads hit 32 banks */
 
+#include "chunked_wg.cuh" /* the state pass on wgmma, and the core layout the prep pass writes for it */
+
 __host__ __device__ constexpr int sp_ld16(int dkp)
 {
     return dkp + 8; /* 16-bit k, q rows: 16-byte aligned; the (row g, pair t) words hit 32 banks */
@@ -265,12 +267,12 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
     if (upd)
         tc_invert_diag(Lm, Tm, mt);
     __syncthreads();
-    /* P to the workspace */
+    /* P to the workspace (rows, or the wgmma state pass's core layout, chunked_wg.cuh) */
     {
         float *pw = wsb + TC_C * TC_C;
         for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) {
             const int i = e / (TC_C / 4), cc = 4 * (e % (TC_C / 4));
-            *(float4 *)(pw + i * TC_C + cc) = *(const float4 *)(Pm + i * LDA + cc);
+            *(float4 *)(pw + (P.split_wg ? wg_k32(i, cc) : i * TC_C + cc)) = *(const float4 *)(Pm + i * LDA + cc);
         }
     }
     /* T = (I - L)^-1: warp w solves the columns 8w .. 8w + 7 of the identity in place, from the columns' own
@@ -279,7 +281,7 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
     __syncthreads();
     for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) { /* T to the workspace */
         const int i = e / (TC_C / 4), cc = 4 * (e % (TC_C / 4));
-        *(float4 *)(wsb + i * TC_C + cc) = *(const float4 *)(Xm + i * LDX + cc);
+        *(float4 *)(wsb + (P.split_wg ? wg_k32(i, cc) : i * TC_C + cc)) = *(const float4 *)(Xm + i * LDX + cc);
     }
 }
 
@@ -567,7 +569,7 @@ static bool split_rows_ok(const void *base, const int64_t *st)
     return ((uintptr_t)base & 15) == 0 && st[3] == 1 && st[0] % 8 == 0 && st[1] % 8 == 0 && st[2] % 8 == 0;
 }
 
-static std::atomic<long long> g_split_calls{0}, g_split_groups{0}; /* gdn_cuda_split_stats */
+static std::atomic<long long> g_split_calls{0}, g_split_groups{0}, g_split_wg_calls{0}; /* gdn_cuda_split_stats */
 
 /* Does the call take the two-pass kernels (chunk_tc's calls, a dense batch of 16-bit activations with
    16-byte rows, N <= 65535)? */
@@ -591,15 +593,77 @@ static int64_t chunk_split_ws_floats(const gdn_cuda_params *p)
     return chunk_split_ok(p) ? p->N * chunk_split_seq_floats(p) : 0;
 }
 
+/* cuTensorMapEncodeTiled from the driver, looked up once (NULL: none; the mma state pass runs). */
+static PFN_cuTensorMapEncodeTiled_v12000 wg_encoder(void)
+{
+    static const PFN_cuTensorMapEncodeTiled_v12000 fn = []() {
+        void *f = NULL;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
+                cudaSuccess ||
+            q != cudaDriverEntryPointSuccess) {
+            (void)cudaGetLastError();
+            f = NULL;
+        }
+        return (PFN_cuTensorMapEncodeTiled_v12000)f;
+    }();
+    return fn;
+}
+
+/* The tensor map of 16-bit rows [N][T][heads][inner] (element strides st), boxes of box0 x 1 x TC_C x 1. */
+static bool wg_map(CUtensorMap *m, const void *base, const int64_t *st, int64_t inner, int64_t heads, int64_t T,
+                   int64_t N, unsigned box0)
+{
+    const PFN_cuTensorMapEncodeTiled_v12000 enc = wg_encoder();
+    if (!enc || st[0] <= 0 || st[1] <= 0 || st[2] <= 0)
+        return false;
+    const cuuint64_t dims[4] = {(cuuint64_t)inner, (cuuint64_t)heads, (cuuint64_t)T, (cuuint64_t)N};
+    const cuuint64_t strides[3] = {(cuuint64_t)st[2] * 2, (cuuint64_t)st[1] * 2, (cuuint64_t)st[0] * 2};
+    const cuuint32_t box[4] = {box0, 1, TC_C, 1}, es[4] = {1, 1, 1, 1};
+    return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)base, dims, strides, box, es,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/* The 5-D map of 16-bit rows [N][T][heads][Dk] as slices of 8 columns, tokens innermost after the slice
+   (dims 8, T, Dk / 8, heads, N), boxes of 8 x TC_C x Dk / 8 x 1 x 1. */
+static bool wg_map5(CUtensorMap *m, const void *base, const int64_t *st, int64_t Dk, int64_t heads, int64_t T,
+                    int64_t N)
+{
+    const PFN_cuTensorMapEncodeTiled_v12000 enc = wg_encoder();
+    if (!enc || st[0] <= 0 || st[1] <= 0 || st[2] <= 0 || Dk % 8 || Dk > 256)
+        return false;
+    const cuuint64_t dims[5] = {8, (cuuint64_t)T, (cuuint64_t)(Dk / 8), (cuuint64_t)heads, (cuuint64_t)N};
+    const cuuint64_t strides[4] = {(cuuint64_t)st[1] * 2, 16, (cuuint64_t)st[2] * 2, (cuuint64_t)st[0] * 2};
+    const cuuint32_t box[5] = {8, TC_C, (cuuint32_t)(Dk / 8), 1, 1}, es[5] = {1, 1, 1, 1, 1};
+    return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 5, (void *)base, dims, strides, box, es,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 template <int DKP, bool F16>
 static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cfg)
 {
     typedef void (*fn_t)(gdn_cuda_params);
+    typedef void (*wg_fn_t)(gdn_cuda_params, wg_maps);
+    /* the state pass on wgmma (chunked_wg.cuh, gdn_cuda_split_wg_shape_ok) where its tensor maps encode */
+    wg_maps maps;
+    const char *k5 = getenv("GDN_CUDA_WG_KQ5"); /* tuning: 0 = the 4-D boxes */
+    maps.kq5 = !(k5 && k5[0] == '0') && wg_map5(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N) &&
+               wg_map5(&maps.k, p.k, p.ks, p.Dk, p.Hk, p.T, p.N);
+    const bool wg = p.split_wg && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
+                    (maps.kq5 || (wg_map(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N, 8) &&
+                                  wg_map(&maps.k, p.k, p.ks, p.Dk, p.Hk, p.T, p.N, 8))) &&
+                    wg_map(&maps.v, p.v, p.vs, p.Dv, p.Hv, p.T, p.N, TC_R);
+    p.split_wg = wg; /* also the prep pass's layout of T and P */
     const fn_t prep = chunk_split_prep_kernel<DKP, F16>, state = chunk_split_state_kernel<DKP, F16>;
-    const size_t sp = (size_t)split_prep_smem_bytes(DKP), ss = (size_t)split_state_smem_bytes(DKP);
+    const wg_fn_t state_wg = chunk_split_state_wg_kernel<DKP >= 64 ? DKP : 64>;
+    const size_t sp = (size_t)split_prep_smem_bytes(DKP);
+    const size_t ss = (size_t)(wg ? split_state_wg_smem_bytes(DKP) : split_state_smem_bytes(DKP));
     cudaError_t e = cudaFuncSetAttribute((const void *)prep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute((const void *)state, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss);
+        e = cudaFuncSetAttribute(wg ? (const void *)state_wg : (const void *)state,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss);
     if (e != cudaSuccess)
         return e;
     p.early_trigger = 0;
@@ -608,6 +672,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
        pair: griddepcontrol.wait before any write) */
     const int64_t group = p.ws_floats / chunk_split_seq_floats(&p);
     g_split_calls++;
+    g_split_wg_calls += wg;
     for (p.n0 = 0; p.n0 < p.N; p.n0 += group) {
         p.n1 = p.N - p.n0 < group ? p.N : p.n0 + group;
         g_split_groups++;
@@ -617,7 +682,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
             return e;
         cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + TC_R - 1) / TC_R)), (unsigned)(p.n1 - p.n0), 1);
         cfg.dynamicSmemBytes = ss;
-        if ((e = cudaLaunchKernelEx(&cfg, state, p)) != cudaSuccess)
+        if ((e = wg ? cudaLaunchKernelEx(&cfg, state_wg, p, maps) : cudaLaunchKernelEx(&cfg, state, p)) != cudaSuccess)
             return e;
     }
     return cudaSuccess;

@@ -58,6 +58,9 @@
  * index arrays it waits for earlier work before its first load. Assumptions (validated by the host):
  * views in range, 1 <= Dk, Dv <= 256, Hv % Hk == 0.
  */
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1289,10 +1292,11 @@ int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p)
     return chunk_prefill_ok(p) ? chunk_split_ws_floats(p) : 0;
 }
 
-void gdn_cuda_split_stats(long long *calls, long long *groups)
+void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls)
 {
     *calls = g_split_calls.load();
     *groups = g_split_groups.load();
+    *wg_calls = g_split_wg_calls.load();
 }
 
 const char *gdn_cuda_recurrent_name(int k_dim)

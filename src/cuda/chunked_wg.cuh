@@ -1,0 +1,510 @@
+/*
+ * chunked_wg.cuh — the state pass of the two-pass chunked prefill on Hopper's warpgroup tensor-core products
+ * (wgmma): chunk_split_state_wg_kernel, the second pass of chunk_split_bf16__cuda_wgmma; included by
+ * chunked_split.cuh, whose prep pass (T, P and the scalars per chunk in the workspace) it reads.
+ *
+ * Math per chunk (chunked_split.cuh's notation; S the state tile [R = TC_R rows of Dv][Dk]):
+ *     X = K S^T, Y = Q S^T                       [C][R]    bf16 operands (k, q as given; S rounded to bf16)
+ *     R = diag(bt) V - diag(sk) X,  D = T R       [C][R]    tf32 operands (T, R rounded to tf32)
+ *     O = diag(sq) Y + P D                        [C][R]    tf32
+ *     S'^T = gl S^T + K^T (diag(cf) D)            [Dk][R]   bf16 operands (k as given, cf D rounded to bf16)
+ * every product with f32 accumulation; the state itself stays f32, in the update warpgroup's accumulators,
+ * across the chunks; the bf16 copy of it is only an operand.
+ *
+ * One CTA of two warpgroups per (value head, R = 32 state rows, sequence). Operands are read by the tensor
+ * cores straight from shared memory, in the no-swizzle core-matrix layout (8 rows of 16 bytes, 128
+ * contiguous bytes per core; tests/probe_sm90.cu checks the descriptor reading): the raw k, q rows of a chunk
+ * serve as K (K-major, tokens x Dk) for X and as K^T (MN-major) for the update without a copy. Per chunk:
+ * warpgroup 0 X then R; warpgroup 1 Y; both D (16 columns each); then warpgroup 1 the outputs, warpgroup 0
+ * the update and the state's bf16 copy. The next chunk's stage comes by cp.async while this one computes.
+ *
+ * Assumptions (chunk_split_wg_ok): those of chunk_split_ok, bf16 activations, 32 < Dk <= 128 (Dk padded to
+ * 64 or 128), a device of compute capability 9.0 running the sm_90a code. Accuracy: bf16 rounding of S in
+ * X and Y and of cf D in the update (docs/PERF.md).
+ */
+#ifndef GDN_CUDA_CHUNKED_WG_CUH
+#define GDN_CUDA_CHUNKED_WG_CUH
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WG_ARCH 1
+#else
+#define WG_ARCH 0
+#endif
+
+/* One stage: k, q rows (bf16; Dk / 8 slices of [C tokens][8], 1 KB each: the boxes the tensor copies
+   bring), v tile [C][R] (bf16), T, P (tf32, K-major cores, as the prep pass writes them), the scalars;
+   rounded up to 128 bytes. */
+__host__ __device__ constexpr int wg_stage_bytes(int dkp)
+{
+    return (2 * dkp * TC_C * 2 + TC_C * TC_R * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4 + 127) / 128 * 128;
+}
+/* Two stages, the state's bf16 copy [Dk][R], R and D in tf32 [R][C], cf D in bf16 [C][R], two mbarriers. */
+__host__ __device__ constexpr int split_state_wg_smem_bytes(int dkp)
+{
+    return 2 * wg_stage_bytes(dkp) + dkp * TC_R * 2 + 2 * TC_R * TC_C * 4 + TC_C * TC_R * 2 + 16;
+}
+
+/* K-major tf32 [rows][TC_C]: core (row / 8, col / 4), along the columns 128 bytes apart, along the rows 2048. */
+__device__ __forceinline__ int wg_k32(int row, int col)
+{
+    return ((row >> 3) * (TC_C / 4) + (col >> 2)) * 32 + (row & 7) * 4 + (col & 3);
+}
+/* MN-major 16-bit with TC_R = 32 columns (the MN index) and K rows: core (k / 8, n / 8), along n 128 bytes
+   apart, along k 512. */
+__device__ __forceinline__ int wg_mn16(int k, int n)
+{
+    return ((k >> 3) * (TC_R / 8) + (n >> 3)) * 64 + (k & 7) * 8 + (n & 7);
+}
+
+/* Matrix descriptor, no swizzle: start address, the byte offset between cores adjacent along K (leading)
+   and along M / N (stride). */
+__device__ __forceinline__ uint64_t wg_desc(const void *p, unsigned along_k, unsigned along_mn)
+{
+    const uint64_t a = ((uint64_t)__cvta_generic_to_shared(p) & 0x3ffffu) >> 4;
+    return a | ((uint64_t)((along_k >> 4) & 0x3fffu) << 16) | ((uint64_t)((along_mn >> 4) & 0x3fffu) << 32);
+}
+__device__ __forceinline__ void wg_fence()
+{
+#if WG_ARCH
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wg_commit_wait()
+{
+#if WG_ARCH
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#endif
+}
+/* Keeps the compiler from moving reads or writes of an accumulator across a wgmma's issue or wait. */
+template <int N>
+__device__ __forceinline__ void wg_fence_acc(float (&d)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+/* Generic-proxy writes to shared memory (stores, cp.async) made visible to the tensor cores' reads. */
+__device__ __forceinline__ void wg_proxy_fence()
+{
+#if WG_ARCH
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
+
+/* d (+)= A B^T, m64n32k16, bf16 operands; TA, TB: A, B MN-major. scale_d 0: d = A B^T. */
+template <int TA, int TB>
+__device__ __forceinline__ void wg_bf16_n32(float (&d)[16], uint64_t a, uint64_t b, int scale_d)
+{
+#if WG_ARCH
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, %19, "
+                 "%20;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+                   "+f"(d[15])
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+#endif
+}
+/* d (+)= A B^T, m64n32k8, tf32 operands (K-major). */
+__device__ __forceinline__ void wg_tf32_n32(float (&d)[16], uint64_t a, uint64_t b, int scale_d)
+{
+#if WG_ARCH
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %18, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+                   "+f"(d[15])
+                 : "l"(a), "l"(b), "r"(scale_d));
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+#endif
+}
+/* d (+)= A B^T, m64n16k8, tf32 operands (K-major). */
+__device__ __forceinline__ void wg_tf32_n16(float (&d)[8], uint64_t a, uint64_t b, int scale_d)
+{
+#if WG_ARCH
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %10, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+                 : "l"(a), "l"(b), "r"(scale_d));
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+#endif
+}
+
+/* One stage (shared memory). */
+template <int DKP>
+struct wg_stage {
+    unsigned short *K, *Q, *V;
+    float *T, *P, *sc;
+    __device__ wg_stage(unsigned char *base)
+    {
+        K = (unsigned short *)base;
+        Q = K + TC_C * DKP;
+        V = Q + TC_C * DKP;
+        T = (float *)(V + TC_C * TC_R);
+        P = T + TC_C * TC_C;
+        sc = P + TC_C * TC_C;
+    }
+};
+
+/* mbarrier and tensor-copy helpers (one thread issues a stage; every thread waits on its barrier). */
+__device__ __forceinline__ void wg_mbar_init(uint64_t *bar)
+{
+#if WG_ARCH
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
+#endif
+}
+__device__ __forceinline__ void wg_mbar_init_fence()
+{
+#if WG_ARCH
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wg_mbar_expect(uint64_t *bar, unsigned bytes)
+{
+#if WG_ARCH
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(bar)),
+                 "r"(bytes)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void wg_mbar_wait(uint64_t *bar, unsigned parity)
+{
+#if WG_ARCH
+    const unsigned a = (unsigned)__cvta_generic_to_shared(bar);
+    unsigned done = 0;
+    do
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+    while (!done);
+#endif
+}
+/* A 4-D box of a tensor map (coordinates innermost first) into shared memory, completing on bar. */
+__device__ __forceinline__ void wg_tma4(void *dst, const CUtensorMap *map, int c0, int c1, int c2, int c3,
+                                        uint64_t *bar)
+{
+#if WG_ARCH
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+                 "%5}], [%6];" ::"r"((unsigned)__cvta_generic_to_shared(dst)),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+                 "r"((unsigned)__cvta_generic_to_shared(bar))
+                 : "memory");
+#endif
+}
+/* A 5-D box likewise. */
+__device__ __forceinline__ void wg_tma5(void *dst, const CUtensorMap *map, int c0, int c1, int c2, int c3, int c4,
+                                        uint64_t *bar)
+{
+#if WG_ARCH
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+                 "%5, %6}], [%7];" ::"r"((unsigned)__cvta_generic_to_shared(dst)),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4),
+                 "r"((unsigned)__cvta_generic_to_shared(bar))
+                 : "memory");
+#endif
+}
+/* bytes (a multiple of 16, 16-byte aligned both sides) global -> shared, completing on bar. */
+__device__ __forceinline__ void wg_bulk(void *dst, const void *src, unsigned bytes, uint64_t *bar)
+{
+#if WG_ARCH
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(dst)),
+                 "l"(src), "r"(bytes), "r"((unsigned)__cvta_generic_to_shared(bar))
+                 : "memory");
+#endif
+}
+
+/* The tensor maps of a call's q, k rows ([N][T][Hk][Dk] by their strides) and v rows (boxes of R columns x 1
+   head x C tokens); zeros past T, Dk, Dv. q, k: with kq5, one 5-D box (8 columns x C tokens x Dk / 8 slices x
+   1 head x 1) lands a chunk's rows slice by slice; else boxes of 8 columns x 1 head x C tokens, one a slice. */
+struct wg_maps {
+    CUtensorMap q, k, v;
+    int kq5;
+};
+
+/* A chunk's stage (thread 0): the Dk / 8 slices of the k and q rows and the v tile by tensor copies, T, P and
+   the scalars from the workspace by bulk copies, all on bar. */
+template <int DKP>
+__device__ __forceinline__ void wg_issue_stage(const wg_maps &m, const wg_stage<DKP> &s, const float *wsb, int64_t b,
+                                               int64_t tc, int hk, int h, int r0, int nsl, uint64_t *bar)
+{
+    wg_mbar_expect(bar, (unsigned)(2 * nsl * TC_C * 16 + TC_C * TC_R * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4));
+    if (m.kq5) {
+        wg_tma5(s.K, &m.k, 0, (int)tc, 0, hk, (int)b, bar);
+        wg_tma5(s.Q, &m.q, 0, (int)tc, 0, hk, (int)b, bar);
+    } else {
+        for (int j = 0; j < nsl; j++) {
+            wg_tma4(s.K + j * TC_C * 8, &m.k, 8 * j, hk, (int)tc, (int)b, bar);
+            wg_tma4(s.Q + j * TC_C * 8, &m.q, 8 * j, hk, (int)tc, (int)b, bar);
+        }
+    }
+    wg_tma4(s.V, &m.v, r0, h, (int)tc, (int)b, bar);
+    wg_bulk(s.T, wsb, TC_C * TC_C * 4, bar);
+    wg_bulk(s.P, wsb + TC_C * TC_C, TC_C * TC_C * 4, bar);
+    wg_bulk(s.sc, wsb + 2 * TC_C * TC_C, (4 * TC_C + 4) * 4, bar);
+}
+
+/* The thread that issues the stages: lane 0 of warpgroup 1, whose Q S^T is off the chunk's critical path. */
+#define WG_PRODUCER 128
+
+/* Two f32 values as one bf16 pair (lo, hi). */
+__device__ __forceinline__ unsigned wg_bf2(float lo, float hi)
+{
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *(const unsigned *)&v;
+}
+
+/* Pass 2 on wgmma (see the header). Grid (Hv * ceil(Dv / TC_R), N); DKP 64 or 128. */
+template <int DKP>
+__global__ void __launch_bounds__(TC_THREADS, 1)
+    chunk_split_state_wg_kernel(const __grid_constant__ gdn_cuda_params P, const __grid_constant__ wg_maps M)
+{
+    static_assert(DKP == 64 || DKP == 128, "chunk_split_state_wg_kernel: Dk padded to 64 or 128");
+    static_assert(TC_THREADS == 256 && TC_C == 64 && TC_R == 32, "chunk_split_state_wg_kernel: two warpgroups");
+    constexpr int MB = DKP / 64; /* 64-row blocks of S^T in the update */
+    extern __shared__ __align__(128) unsigned char sw_raw[];
+    unsigned short *Sb = (unsigned short *)(sw_raw + 2 * wg_stage_bytes(DKP)); /* S, bf16, MN-major [Dk][R] */
+    float *Rt = (float *)(Sb + DKP * TC_R);                                  /* R, tf32, K-major [R][C] */
+    float *Dt = Rt + TC_R * TC_C;                                            /* D, tf32, K-major [R][C] */
+    unsigned short *Dc = (unsigned short *)(Dt + TC_R * TC_C);               /* cf D, bf16, MN-major [C][R] */
+    uint64_t *full = (uint64_t *)(Dc + TC_C * TC_R);                         /* a stage has landed */
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = warp >> 2, w = warp & 3;
+    const int g = lane >> 2, t4 = lane & 3;
+    const int tiles = (P.Dv + TC_R - 1) / TC_R;
+    const int h = (int)(blockIdx.x / tiles), r0 = (int)(blockIdx.x % tiles) * TC_R;
+    const int hk = P.grouped ? h / P.ratio : h % P.Hk;
+    const int Dk = P.Dk, rows = P.Dv - r0 < TC_R ? P.Dv - r0 : TC_R;
+    const int64_t prs = P.kv_layout ? P.ps[3] : P.ps[2], pcs = P.kv_layout ? P.ps[2] : P.ps[3];
+    const int64_t nch = (P.T + TC_C - 1) / TC_C;
+    const int nsl = Dk / 8; /* k, q slices the copies bring; those past Dk stay zero */
+
+    if (tid == 0) {
+        wg_mbar_init(&full[0]);
+        wg_mbar_init(&full[1]);
+        wg_mbar_init_fence();
+    }
+    for (int e = tid; e < 2 * (DKP / 8 - nsl) * TC_C; e += TC_THREADS) { /* the slices past Dk, both stages */
+        const int st = e / ((DKP / 8 - nsl) * TC_C), r = e % ((DKP / 8 - nsl) * TC_C);
+        const wg_stage<DKP> s(sw_raw + st * wg_stage_bytes(DKP));
+        *(uint4 *)(s.K + nsl * TC_C * 8 + 8 * r) = make_uint4(0u, 0u, 0u, 0u);
+        *(uint4 *)(s.Q + nsl * TC_C * 8 + 8 * r) = make_uint4(0u, 0u, 0u, 0u);
+    }
+    __syncthreads();
+    unsigned uses = 0u; /* completed waits per stage (8 bits each): the parity of the next */
+    grid_dependency_wait();
+    if (P.checked && __ldcg(&P.words->call_error))
+        return;
+    for (int64_t n = P.n0 + blockIdx.y; n < P.n1; n += gridDim.y) {
+        int64_t b, t0, t1;
+        seq_tokens(P, n, &b, &t0, &t1);
+        const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
+        const float *wsn = P.ws + ((n - P.n0) * P.Hv + h) * nch * SP_WSB;
+
+        /* warpgroup 0: S^T [Dk][R] in accumulators, block m: rows 64 m + 16 w + g (+ 8), columns 8 i + 2 t4 (+ 1) */
+        float sacc[MB][16];
+        if (wg == 0) {
+#pragma unroll
+            for (int m = 0; m < MB; m++)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+#pragma unroll
+                    for (int hf = 0; hf < 2; hf++) {
+                        const int c = 64 * m + 16 * w + g + 8 * hf, r = 8 * i + 2 * t4;
+                        float x[2];
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            x[e] = 0.f;
+                            if (rs >= 0 && r + e < rows && c < Dk)
+                                x[e] = P.pool[rs * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r + e) * prs +
+                                              (int64_t)c * pcs];
+                            sacc[m][4 * i + 2 * hf + e] = x[e];
+                        }
+                        *(unsigned *)(Sb + wg_mn16(c, r)) = wg_bf2(x[0], x[1]);
+                    }
+        }
+        if (tid == WG_PRODUCER && t0 < t1)
+            wg_issue_stage<DKP>(M, wg_stage<DKP>(sw_raw), wsn, b, t0, hk, h, r0, nsl, &full[0]);
+        int c = 0;
+        for (int64_t tc = t0; tc < t1; tc += TC_C, c++) {
+            const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
+            const wg_stage<DKP> s(sw_raw + (c & 1) * wg_stage_bytes(DKP));
+            __syncthreads(); /* the previous chunk is done with every buffer */
+            if (tid == WG_PRODUCER && tc + TC_C < t1) /* the next chunk's stage, while this one computes */
+                wg_issue_stage<DKP>(M, wg_stage<DKP>(sw_raw + ((c + 1) & 1) * wg_stage_bytes(DKP)),
+                                    wsn + (int64_t)(c + 1) * SP_WSB, b, tc + TC_C, hk, h, r0, nsl, &full[(c + 1) & 1]);
+            wg_mbar_wait(&full[c & 1], (uses >> (8 * (c & 1))) & 1u);
+            uses += 1u << (8 * (c & 1));
+            if (nt < TC_C) /* a sequence's last, short chunk: rows past its tokens to zero (they may hold another
+                              call's data, not zeros: a count below T) */
+                for (int e = tid; e < (TC_C - nt) * (2 * nsl + TC_R / 8); e += TC_THREADS) {
+                    const int t = nt + e % (TC_C - nt), u = e / (TC_C - nt);
+                    unsigned short *dst = u < nsl ? s.K + u * TC_C * 8 + 8 * t
+                                          : u < 2 * nsl ? s.Q + (u - nsl) * TC_C * 8 + 8 * t
+                                                        : s.V + t * TC_R + 8 * (u - 2 * nsl);
+                    *(uint4 *)dst = make_uint4(0u, 0u, 0u, 0u);
+                }
+            wg_proxy_fence(); /* the state's bf16 copy and those zeros, to the tensor cores */
+            __syncthreads();
+
+            /* warpgroup 0: X = K S^T; warpgroup 1: Y = Q S^T (rows: tokens 16 w + g (+ 8); columns 8 i + 2 t4 (+ 1)) */
+            float acc[16];
+            {
+                const unsigned short *A = wg == 0 ? s.K : s.Q;
+                wg_fence_acc(acc);
+                wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < DKP / 16; kk++)
+                    wg_bf16_n32<0, 1>(acc, wg_desc(A + 2 * kk * TC_C * 8, TC_C * 16u, 128u),
+                                      wg_desc(Sb + kk * 2 * TC_R * 8, 4 * 128u, 128u), kk);
+                wg_commit_wait();
+                wg_fence_acc(acc);
+            }
+            if (wg == 0) { /* R = diag(bt) V - diag(sk) X, to Rt (tf32) */
+#pragma unroll
+                for (int hf = 0; hf < 2; hf++) {
+                    const int i = 16 * w + g + 8 * hf;
+                    const float sk = s.sc[i], bt = s.sc[TC_C + i];
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        const int r = 8 * j + 2 * t4;
+                        const unsigned vv = *(const unsigned *)(s.V + i * TC_R + r);
+                        Rt[wg_k32(r, i)] = tf32r(bt * __uint_as_float(vv << 16) - sk * acc[4 * j + 2 * hf]);
+                        Rt[wg_k32(r + 1, i)] =
+                            tf32r(bt * __uint_as_float(vv & 0xffff0000u) - sk * acc[4 * j + 2 * hf + 1]);
+                    }
+                }
+                wg_proxy_fence();
+            }
+            __syncthreads();
+            { /* D = T R, warpgroup wg: columns 16 wg .. 16 wg + 15 */
+                float d[8];
+                wg_fence_acc(d);
+                wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < TC_C / 8; kk++)
+                    wg_tf32_n16(d, wg_desc(s.T + kk * 2 * 32, 128u, 2048u),
+                                wg_desc(Rt + 2 * wg * TC_C * 8 + kk * 2 * 32, 128u, 2048u), kk);
+                wg_commit_wait();
+                wg_fence_acc(d);
+#pragma unroll
+                for (int hf = 0; hf < 2; hf++) {
+                    const int i = 16 * w + g + 8 * hf;
+                    const float cf = s.sc[3 * TC_C + i];
+#pragma unroll
+                    for (int j = 0; j < 2; j++) {
+                        const int r = 16 * wg + 8 * j + 2 * t4;
+                        const float d0 = d[4 * j + 2 * hf], d1 = d[4 * j + 2 * hf + 1];
+                        Dt[wg_k32(r, i)] = tf32r(d0);
+                        Dt[wg_k32(r + 1, i)] = tf32r(d1);
+                        *(unsigned *)(Dc + wg_mn16(i, r)) = wg_bf2(cf * d0, cf * d1);
+                    }
+                }
+                wg_proxy_fence();
+            }
+            __syncthreads();
+            if (wg == 1) { /* O = diag(sq) Y + P D */
+#pragma unroll
+                for (int q = 0; q < 16; q++)
+                    acc[q] *= s.sc[2 * TC_C + 16 * w + g + 8 * ((q >> 1) & 1)];
+                wg_fence_acc(acc);
+                wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < TC_C / 8; kk++)
+                    wg_tf32_n32(acc, wg_desc(s.P + kk * 2 * 32, 128u, 2048u), wg_desc(Dt + kk * 2 * 32, 128u, 2048u),
+                                1);
+                wg_commit_wait();
+                wg_fence_acc(acc);
+                if (P.out && P.out_dtype == GDN_DTYPE_BF16 && P.os[3] == 1 && ((P.os[0] | P.os[1] | P.os[2]) & 1) == 0 &&
+                    ((uintptr_t)P.out & 3) == 0) { /* pairs of columns, one 32-bit store each */
+                    unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + (int64_t)h * P.os[2] + r0;
+#pragma unroll
+                    for (int hf = 0; hf < 2; hf++) {
+                        const int i = 16 * w + g + 8 * hf;
+                        if (i < nt) {
+                            unsigned short *oi = ob + (tc + i) * P.os[1];
+#pragma unroll
+                            for (int j = 0; j < 4; j++) {
+                                const int r = 8 * j + 2 * t4;
+                                if (r < rows) /* rows is a multiple of 8 */
+                                    *(unsigned *)(oi + r) = wg_bf2(acc[4 * j + 2 * hf], acc[4 * j + 2 * hf + 1]);
+                            }
+                        }
+                    }
+                } else if (P.out) {
+                    const int64_t ob = b * P.os[0] + (int64_t)h * P.os[2] + (int64_t)r0 * P.os[3];
+#pragma unroll
+                    for (int hf = 0; hf < 2; hf++) {
+                        const int i = 16 * w + g + 8 * hf;
+                        if (i < nt) {
+                            const int64_t oi = ob + (tc + i) * P.os[1];
+#pragma unroll
+                            for (int j = 0; j < 4; j++)
+#pragma unroll
+                                for (int e = 0; e < 2; e++) {
+                                    const int r = 8 * j + 2 * t4 + e;
+                                    if (r < rows)
+                                        st_elem(P.out, P.out_dtype, oi + r * P.os[3], acc[4 * j + 2 * hf + e]);
+                                }
+                        }
+                    }
+                }
+            } else { /* S'^T = gl S^T + K^T (diag(cf) D); then its bf16 copy */
+                const float gl = s.sc[4 * TC_C];
+#pragma unroll
+                for (int m = 0; m < MB; m++)
+#pragma unroll
+                    for (int q = 0; q < 16; q++)
+                        sacc[m][q] *= gl;
+#pragma unroll
+                for (int m = 0; m < MB; m++)
+                    wg_fence_acc(sacc[m]);
+                wg_fence();
+#pragma unroll
+                for (int m = 0; m < MB; m++)
+#pragma unroll
+                    for (int kk = 0; kk < TC_C / 16; kk++)
+                        wg_bf16_n32<1, 1>(sacc[m], wg_desc(s.K + 8 * m * TC_C * 8 + 2 * kk * 64, 128u, TC_C * 16u),
+                                          wg_desc(Dc + kk * 2 * TC_R * 8, 4 * 128u, 128u), 1);
+                wg_commit_wait();
+#pragma unroll
+                for (int m = 0; m < MB; m++)
+                    wg_fence_acc(sacc[m]);
+#pragma unroll
+                for (int m = 0; m < MB; m++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++)
+#pragma unroll
+                        for (int hf = 0; hf < 2; hf++)
+                            *(unsigned *)(Sb + wg_mn16(64 * m + 16 * w + g + 8 * hf, 8 * i + 2 * t4)) =
+                                wg_bf2(sacc[m][4 * i + 2 * hf], sacc[m][4 * i + 2 * hf + 1]);
+            }
+        }
+        if (wg == 0 && ws >= 0 && !(t1 == t0 && ws == rs))
+#pragma unroll
+            for (int m = 0; m < MB; m++)
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        const int cc = 64 * m + 16 * w + g + 8 * (q >> 1), r = 8 * i + 2 * t4 + (q & 1);
+                        if (r < rows && cc < Dk)
+                            P.pool[ws * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)cc * pcs] =
+                                sacc[m][4 * i + q];
+                    }
+        __syncthreads();
+    }
+}
+
+#endif
