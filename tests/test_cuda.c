@@ -438,7 +438,7 @@ static void run_chunk_tc(int sanitize, const char *label)
    mma.sync; wg, 2, on wgmma where it applies (chunked_wg.cuh)): the chunked cases, which must take them where
    they apply (counted; the Qwen layer's T = 4096 cases on wgmma with wg on a compute capability 9.x device),
    then a batch whose workspace holds two of its five sequences (GDN_CUDA_CHUNK_WS_MB), which must run in
-   three groups. */
+   three groups, then (not under the sanitizer) one sequence of 38417 tokens. */
 static void run_split(int sanitize, int wg)
 {
     long long c0 = 0, g0 = 0, c1 = 0, g1 = 0, w0 = 0, w1 = 0;
@@ -478,6 +478,14 @@ static void run_split(int sanitize, int wg)
     printf("%s: %lld calls, %lld groups\n", what, c0 - c1, g0 - g1);
     EXPECT(c0 - c1 >= 1 && g0 - g1 >= 3 * (c0 - c1), "%s: %lld calls in %lld groups, not 3 each", what, c0 - c1,
            g0 - g1);
+    if (!sanitize) { /* a long sequence: 601 chunks, each of the state pass's two stages reused 300 times */
+        c.problem.num_v_heads = 1;
+        c.B = 1;
+        c.T = 64 * 600 + 17;
+        c.seed = 78;
+        snprintf(what, sizeof what, "%s long T=%lld", label, (long long)c.T);
+        run_tc_case(&c, what, 0, 0.0);
+    }
 }
 
 static void run_large(void)

@@ -133,6 +133,20 @@ __device__ __forceinline__ void sp_issue_rows(const gdn_cuda_params &P, const vo
     }
 }
 
+/* The 16-byte piece e of a [C][C] f32 block in the workspace: row i, columns cc .. cc + 3, of the rows
+   (row-major), or of the wgmma state pass's core layout (core = e / 8: rows 8 (core / 16) .., columns
+   4 (core % 16) ..; wg_k32), so that consecutive threads write consecutive pieces. */
+__device__ __forceinline__ void sp_piece(int wg, int e, int *i, int *cc)
+{
+    if (wg) {
+        *i = 8 * (e / 8 / (TC_C / 4)) + e % 8;
+        *cc = 4 * (e / 8 % (TC_C / 4));
+    } else {
+        *i = e / (TC_C / 4);
+        *cc = 4 * (e % (TC_C / 4));
+    }
+}
+
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
    Hv, N). */
 template <int DKP, bool F16>
@@ -271,8 +285,9 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
     {
         float *pw = wsb + TC_C * TC_C;
         for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) {
-            const int i = e / (TC_C / 4), cc = 4 * (e % (TC_C / 4));
-            *(float4 *)(pw + (P.split_wg ? wg_k32(i, cc) : i * TC_C + cc)) = *(const float4 *)(Pm + i * LDA + cc);
+            int i, cc;
+            sp_piece(P.split_wg, e, &i, &cc);
+            *(float4 *)(pw + 4 * e) = *(const float4 *)(Pm + i * LDA + cc);
         }
     }
     /* T = (I - L)^-1: warp w solves the columns 8w .. 8w + 7 of the identity in place, from the columns' own
@@ -280,8 +295,9 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
     tc_solve_strip<true, 1>(Lm, Tm, Xm, LDX, Xm, LDX, 8 * warp, warp / 2, g, t4);
     __syncthreads();
     for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) { /* T to the workspace */
-        const int i = e / (TC_C / 4), cc = 4 * (e % (TC_C / 4));
-        *(float4 *)(wsb + (P.split_wg ? wg_k32(i, cc) : i * TC_C + cc)) = *(const float4 *)(Xm + i * LDX + cc);
+        int i, cc;
+        sp_piece(P.split_wg, e, &i, &cc);
+        *(float4 *)(wsb + 4 * e) = *(const float4 *)(Xm + i * LDX + cc);
     }
 }
 
@@ -610,24 +626,25 @@ static PFN_cuTensorMapEncodeTiled_v12000 wg_encoder(void)
     return fn;
 }
 
-/* The tensor map of 16-bit rows [N][T][heads][inner] (element strides st), boxes of box0 x 1 x TC_C x 1. */
-static bool wg_map(CUtensorMap *m, const void *base, const int64_t *st, int64_t inner, int64_t heads, int64_t T,
-                   int64_t N, unsigned box0)
+/* The tensor map of v rows [N][T][Hv][Dv] (16-bit, element strides st), boxes of TC_R x 1 x TC_C x 1. */
+static bool wg_map_v(CUtensorMap *m, const void *base, const int64_t *st, int64_t Dv, int64_t heads, int64_t T,
+                     int64_t N)
 {
     const PFN_cuTensorMapEncodeTiled_v12000 enc = wg_encoder();
     if (!enc || st[0] <= 0 || st[1] <= 0 || st[2] <= 0)
         return false;
-    const cuuint64_t dims[4] = {(cuuint64_t)inner, (cuuint64_t)heads, (cuuint64_t)T, (cuuint64_t)N};
+    const cuuint64_t dims[4] = {(cuuint64_t)Dv, (cuuint64_t)heads, (cuuint64_t)T, (cuuint64_t)N};
     const cuuint64_t strides[3] = {(cuuint64_t)st[2] * 2, (cuuint64_t)st[1] * 2, (cuuint64_t)st[0] * 2};
-    const cuuint32_t box[4] = {box0, 1, TC_C, 1}, es[4] = {1, 1, 1, 1};
+    const cuuint32_t box[4] = {TC_R, 1, TC_C, 1}, es[4] = {1, 1, 1, 1};
     return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)base, dims, strides, box, es,
                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* The 5-D map of 16-bit rows [N][T][heads][Dk] as slices of 8 columns, tokens innermost after the slice
-   (dims 8, T, Dk / 8, heads, N), boxes of 8 x TC_C x Dk / 8 x 1 x 1. */
-static bool wg_map5(CUtensorMap *m, const void *base, const int64_t *st, int64_t Dk, int64_t heads, int64_t T,
+/* The tensor map of q or k rows [N][T][Hk][Dk] (16-bit, element strides st) as slices of 8 columns, tokens
+   next (dims 8, T, Dk / 8, heads, N; the slice's stride, 16 bytes, below the tokens'), boxes of 8 x TC_C x
+   Dk / 8 x 1 x 1: a chunk's rows land slice after slice, the state pass's core layout. */
+static bool wg_map_kq(CUtensorMap *m, const void *base, const int64_t *st, int64_t Dk, int64_t heads, int64_t T,
                     int64_t N)
 {
     const PFN_cuTensorMapEncodeTiled_v12000 enc = wg_encoder();
@@ -648,13 +665,10 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     typedef void (*wg_fn_t)(gdn_cuda_params, wg_maps);
     /* the state pass on wgmma (chunked_wg.cuh, gdn_cuda_split_wg_shape_ok) where its tensor maps encode */
     wg_maps maps;
-    const char *k5 = getenv("GDN_CUDA_WG_KQ5"); /* tuning: 0 = the 4-D boxes */
-    maps.kq5 = !(k5 && k5[0] == '0') && wg_map5(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N) &&
-               wg_map5(&maps.k, p.k, p.ks, p.Dk, p.Hk, p.T, p.N);
     const bool wg = p.split_wg && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
-                    (maps.kq5 || (wg_map(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N, 8) &&
-                                  wg_map(&maps.k, p.k, p.ks, p.Dk, p.Hk, p.T, p.N, 8))) &&
-                    wg_map(&maps.v, p.v, p.vs, p.Dv, p.Hv, p.T, p.N, TC_R);
+                    wg_map_kq(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N) &&
+                    wg_map_kq(&maps.k, p.k, p.ks, p.Dk, p.Hk, p.T, p.N) &&
+                    wg_map_v(&maps.v, p.v, p.vs, p.Dv, p.Hv, p.T, p.N);
     p.split_wg = wg; /* also the prep pass's layout of T and P */
     const fn_t prep = chunk_split_prep_kernel<DKP, F16>, state = chunk_split_state_kernel<DKP, F16>;
     const wg_fn_t state_wg = chunk_split_state_wg_kernel<DKP >= 64 ? DKP : 64>;

@@ -225,12 +225,11 @@ __device__ __forceinline__ void wg_bulk(void *dst, const void *src, unsigned byt
 #endif
 }
 
-/* The tensor maps of a call's q, k rows ([N][T][Hk][Dk] by their strides) and v rows (boxes of R columns x 1
-   head x C tokens); zeros past T, Dk, Dv. q, k: with kq5, one 5-D box (8 columns x C tokens x Dk / 8 slices x
-   1 head x 1) lands a chunk's rows slice by slice; else boxes of 8 columns x 1 head x C tokens, one a slice. */
+/* The tensor maps of a call's q, k rows ([N][T][Hk][Dk] by their strides: one 5-D box of 8 columns x C tokens
+   x Dk / 8 slices x 1 head x 1 lands a chunk's rows slice by slice) and v rows (a 4-D box of R columns x 1 head
+   x C tokens x 1); zeros past T, Dk, Dv. */
 struct wg_maps {
     CUtensorMap q, k, v;
-    int kq5;
 };
 
 /* A chunk's stage (thread 0): the Dk / 8 slices of the k and q rows and the v tile by tensor copies, T, P and
@@ -240,15 +239,8 @@ __device__ __forceinline__ void wg_issue_stage(const wg_maps &m, const wg_stage<
                                                int64_t tc, int hk, int h, int r0, int nsl, uint64_t *bar)
 {
     wg_mbar_expect(bar, (unsigned)(2 * nsl * TC_C * 16 + TC_C * TC_R * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4));
-    if (m.kq5) {
-        wg_tma5(s.K, &m.k, 0, (int)tc, 0, hk, (int)b, bar);
-        wg_tma5(s.Q, &m.q, 0, (int)tc, 0, hk, (int)b, bar);
-    } else {
-        for (int j = 0; j < nsl; j++) {
-            wg_tma4(s.K + j * TC_C * 8, &m.k, 8 * j, hk, (int)tc, (int)b, bar);
-            wg_tma4(s.Q + j * TC_C * 8, &m.q, 8 * j, hk, (int)tc, (int)b, bar);
-        }
-    }
+    wg_tma5(s.K, &m.k, 0, (int)tc, 0, hk, (int)b, bar);
+    wg_tma5(s.Q, &m.q, 0, (int)tc, 0, hk, (int)b, bar);
     wg_tma4(s.V, &m.v, r0, h, (int)tc, (int)b, bar);
     wg_bulk(s.T, wsb, TC_C * TC_C * 4, bar);
     wg_bulk(s.P, wsb + TC_C * TC_C, TC_C * TC_C * 4, bar);
@@ -302,7 +294,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
         *(uint4 *)(s.Q + nsl * TC_C * 8 + 8 * r) = make_uint4(0u, 0u, 0u, 0u);
     }
     __syncthreads();
-    unsigned uses = 0u; /* completed waits per stage (8 bits each): the parity of the next */
+    unsigned phase = 0u; /* bit st: the parity of stage st's next wait */
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;
@@ -344,8 +336,8 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
             if (tid == WG_PRODUCER && tc + TC_C < t1) /* the next chunk's stage, while this one computes */
                 wg_issue_stage<DKP>(M, wg_stage<DKP>(sw_raw + ((c + 1) & 1) * wg_stage_bytes(DKP)),
                                     wsn + (int64_t)(c + 1) * SP_WSB, b, tc + TC_C, hk, h, r0, nsl, &full[(c + 1) & 1]);
-            wg_mbar_wait(&full[c & 1], (uses >> (8 * (c & 1))) & 1u);
-            uses += 1u << (8 * (c & 1));
+            wg_mbar_wait(&full[c & 1], (phase >> (c & 1)) & 1u);
+            phase ^= 1u << (c & 1);
             if (nt < TC_C) /* a sequence's last, short chunk: rows past its tokens to zero (they may hold another
                               call's data, not zeros: a count below T) */
                 for (int e = tid; e < (TC_C - nt) * (2 * nsl + TC_R / 8); e += TC_THREADS) {
