@@ -102,18 +102,31 @@ __device__ __forceinline__ unsigned sp_one(unsigned short x)
     else
         return (unsigned)x << 16;
 }
-/* frag_a2 / frag_bt2 (chunked_tc.cuh: the pair (t, t + 4) of a product over Dk from columns (2t, 2t + 1))
-   of a 16-bit row-major matrix (ld elements per row). */
+/* c += a b, m16n8k16, 16-bit operands (bf16, or f16 with F16), f32 accumulation: a holds (row g, columns
+   2t, 2t + 1), (row g + 8, the same), (row g, columns 2t + 8, 2t + 9), (row g + 8, the same); b (rows 2t, 2t + 1,
+   column g), (rows 2t + 8, 2t + 9, column g); c as mma_tf32's. */
+template <bool F16>
+__device__ __forceinline__ void sp_mma16(float c[4], const unsigned a[4], const unsigned b[2])
+{
+    if constexpr (F16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* frag_a2 (chunked_tc.cuh: the pair (t, t + 4) of a product over Dk from columns (2t, 2t + 1)) of a 16-bit
+   row-major matrix (ld elements per row). */
 template <bool F16>
 __device__ __forceinline__ void sp_frag_a2(unsigned a[4], const unsigned short *M, int ld, int r0, int k0, int g, int t)
 {
     sp_pair<F16>(*(const unsigned *)(M + (r0 + g) * ld + k0 + 2 * t), &a[0], &a[2]);
     sp_pair<F16>(*(const unsigned *)(M + (r0 + g + 8) * ld + k0 + 2 * t), &a[1], &a[3]);
-}
-template <bool F16>
-__device__ __forceinline__ void sp_frag_bt2(unsigned b[2], const unsigned short *M, int ld, int k0, int n0, int g, int t)
-{
-    sp_pair<F16>(*(const unsigned *)(M + (n0 + g) * ld + k0 + 2 * t), &b[0], &b[1]);
 }
 
 /* Rows [tc, tc + nt) of a q or k head, raw, into shared memory by cp.async (zeros past nt and Dk). */
@@ -215,21 +228,31 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
         for (int q = 0; q < 4; q++)
             acc[j][q] = 0.f;
     float ss0 = 0.f, ss1 = 0.f;
-    {
+    { /* 16-bit operands as given (their products are exact in f32, as with tf32 operands) */
         const unsigned short *X = upd ? Kh : Qh;
 #pragma unroll 2
-        for (int k0 = 0; k0 < DKP; k0 += 8) {
+        for (int k0 = 0; k0 < DKP; k0 += 16) {
             unsigned a[4], bb[2];
-            sp_frag_a2<F16>(a, X, LD, 16 * mt, k0, g, t4);
-            ss0 = fmaf(__uint_as_float(a[0]), __uint_as_float(a[0]), ss0);
-            ss0 = fmaf(__uint_as_float(a[2]), __uint_as_float(a[2]), ss0);
-            ss1 = fmaf(__uint_as_float(a[1]), __uint_as_float(a[1]), ss1);
-            ss1 = fmaf(__uint_as_float(a[3]), __uint_as_float(a[3]), ss1);
+            const unsigned short *x0 = X + (16 * mt + g) * LD + k0 + 2 * t4, *x1 = x0 + 8 * LD;
+            a[0] = *(const unsigned *)x0;
+            a[1] = *(const unsigned *)x1;
+            a[2] = *(const unsigned *)(x0 + 8);
+            a[3] = *(const unsigned *)(x1 + 8);
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                unsigned lo, hi;
+                sp_pair<F16>(a[q], &lo, &hi);
+                float &ss = q & 1 ? ss1 : ss0;
+                ss = fmaf(__uint_as_float(lo), __uint_as_float(lo), ss);
+                ss = fmaf(__uint_as_float(hi), __uint_as_float(hi), ss);
+            }
 #pragma unroll
             for (int j = 0; j < 8; j++)
                 if (j < 2 * (mt + 1)) {
-                    sp_frag_bt2<F16>(bb, Kh, LD, k0, 8 * j, g, t4);
-                    mma_tf32(acc[j], a, bb);
+                    const unsigned short *kb = Kh + (8 * j + g) * LD + k0 + 2 * t4;
+                    bb[0] = *(const unsigned *)kb;
+                    bb[1] = *(const unsigned *)(kb + 8);
+                    sp_mma16<F16>(acc[j], a, bb);
                 }
         }
     }
@@ -269,7 +292,7 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
             for (int q = 0; q < 4; q++) {
                 const int hf = q >> 1, i = 16 * mt + g + 8 * hf, jj = 8 * j + 2 * t4 + (q & 1);
                 const bool in = j < 2 * (mt + 1) && (upd ? jj < i : jj <= i);
-                const float G = in ? expf(ci[hf] - lc[jj]) : 0.f;
+                const float G = in ? __expf(ci[hf] - lc[jj]) : 0.f; /* argument <= 0 */
                 const float x = in ? G * si[hf] * ksc[jj] * acc[j][q] : 0.f;
                 if (upd)
                     Lm[i * LDA + jj] = tf32r(-bi[hf] * x);
