@@ -45,6 +45,25 @@
 #define SP_LDP (TC_C + 8) /* a stage's P rows: the 8-byte (row g, columns 2t, 2t + 1) reads hit 32 banks */
 #define SP_LDD (TC_R + 4) /* D rows: the (rows 2t, 2t + 1, column g) reads hit 32 banks */
 
+/* A state pass CTA's tile (blockIdx.x over Hv x ceil(Dv / TC_R)): value head h, its key head hk, state rows
+   r0 .. r0 + rows - 1, and the pool's strides along those rows and along Dk. */
+struct sp_tile {
+    int h, hk, r0, rows;
+    int64_t prs, pcs;
+};
+__device__ __forceinline__ sp_tile sp_tile_of(const gdn_cuda_params &P)
+{
+    sp_tile t;
+    const int tiles = (P.Dv + TC_R - 1) / TC_R;
+    t.h = (int)(blockIdx.x / tiles);
+    t.r0 = (int)(blockIdx.x % tiles) * TC_R;
+    t.hk = P.grouped ? t.h / P.ratio : t.h % P.Hk;
+    t.rows = P.Dv - t.r0 < TC_R ? P.Dv - t.r0 : TC_R;
+    t.prs = P.kv_layout ? P.ps[3] : P.ps[2];
+    t.pcs = P.kv_layout ? P.ps[2] : P.ps[3];
+    return t;
+}
+
 #include "chunked_wg.cuh" /* the state pass on wgmma, and the core layout the prep pass writes for it */
 
 __host__ __device__ constexpr int sp_ld16(int dkp)
@@ -423,15 +442,12 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
     float *Dm = Rm + TC_C * LDV;                             /* [C][LDD] D */
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
-    const int tiles = (P.Dv + TC_R - 1) / TC_R;
-    const int h = (int)(blockIdx.x / tiles), r0 = (int)(blockIdx.x % tiles) * TC_R;
-    const int hk = P.grouped ? h / P.ratio : h % P.Hk;
-    const int Dk = P.Dk, rows = P.Dv - r0 < TC_R ? P.Dv - r0 : TC_R;
-    const int64_t prs = P.kv_layout ? P.ps[3] : P.ps[2], pcs = P.kv_layout ? P.ps[2] : P.ps[3];
+    const sp_tile ct = sp_tile_of(P);
+    const int h = ct.h, r0 = ct.r0, hk = ct.hk, Dk = P.Dk;
     const bool upd = warp < 4;
     const int mt = upd ? warp : warp - 4;
     const int sm0 = 16 * (warp & 1), sn0 = 8 * NTW * ((warp >> 1) & 1);
-    const tc_tile tile = {h, r0, rows, Dk, sm0, sn0, g, t4, prs, pcs};
+    const tc_tile tile = {h, r0, ct.rows, Dk, sm0, sn0, g, t4, ct.prs, ct.pcs};
     const int64_t nch = (P.T + TC_C - 1) / TC_C;
 
     grid_dependency_wait();
@@ -553,7 +569,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
 #pragma unroll
                                 for (int e = 0; e < 2; e++) {
                                     const int r = 8 * j + 2 * t4 + e;
-                                    if (r < rows)
+                                    if (r < ct.rows)
                                         st_elem(P.out, P.out_dtype, oi + r * P.os[3], accs[j][2 * hf + e]);
                                 }
                         }

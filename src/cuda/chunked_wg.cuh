@@ -13,14 +13,20 @@
  *
  * One CTA of two warpgroups per (value head, R = 32 state rows, sequence). Operands are read by the tensor
  * cores straight from shared memory, in the no-swizzle core-matrix layout (8 rows of 16 bytes, 128
- * contiguous bytes per core; tests/probe_sm90.cu checks the descriptor reading): the raw k, q rows of a chunk
- * serve as K (K-major, tokens x Dk) for X and as K^T (MN-major) for the update without a copy. Per chunk:
- * warpgroup 0 X then R; warpgroup 1 Y; both D (16 columns each); then warpgroup 1 the outputs, warpgroup 0
- * the update and the state's bf16 copy. The next chunk's stage comes by cp.async while this one computes.
+ * contiguous bytes per core; tests/probe_sm90.cu checked the descriptor reading on the H200: the leading byte
+ * offset steps along K, the stride byte offset along M / N). A chunk's k and q rows arrive as Dk / 8 slices
+ * of [C tokens][8 columns] (one 5-D tensor-map box each), which wgmma reads as K (K-major, tokens x Dk) for X
+ * and as K^T (MN-major) for the update without a copy; the v tile by a 4-D box, T, P (in core layout, from
+ * the prep pass) and the scalars by bulk copies, all on one mbarrier per stage, issued by lane 0 of
+ * warpgroup 1 at the start of the chunk before (two stages). Per chunk: warpgroup 0 X then R; warpgroup 1 Y;
+ * both D (16 columns each); then warpgroup 1 the outputs, warpgroup 0 the update and the state's bf16 copy.
  *
- * Assumptions (chunk_split_wg_ok): those of chunk_split_ok, bf16 activations, 32 < Dk <= 128 (Dk padded to
- * 64 or 128), a device of compute capability 9.0 running the sm_90a code. Accuracy: bf16 rounding of S in
- * X and Y and of cf D in the update (docs/PERF.md).
+ * Assumptions (launch_chunk_split_k): those of chunk_split_ok, bf16 activations, 32 < Dk <= 128 (padded to
+ * 64 or 128; gdn_cuda_split_wg_shape_ok), T < 2^31, tensor maps that encode (the driver's
+ * cuTensorMapEncodeTiled; else the mma.sync state pass runs), a compute capability 9.x device (the sm_90a
+ * code; the context's sm90). Accuracy: bf16 rounding of S in X and Y and of cf D in the update: T = 4096
+ * output relative RMS 2.6e-3 (docs/PERF.md, session 9). H200, Qwen3.6 layer, B=1 T=4096: 0.24 ms for both
+ * passes.
  */
 #ifndef GDN_CUDA_CHUNKED_WG_CUH
 #define GDN_CUDA_CHUNKED_WG_CUH
@@ -274,11 +280,9 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = warp >> 2, w = warp & 3;
     const int g = lane >> 2, t4 = lane & 3;
-    const int tiles = (P.Dv + TC_R - 1) / TC_R;
-    const int h = (int)(blockIdx.x / tiles), r0 = (int)(blockIdx.x % tiles) * TC_R;
-    const int hk = P.grouped ? h / P.ratio : h % P.Hk;
-    const int Dk = P.Dk, rows = P.Dv - r0 < TC_R ? P.Dv - r0 : TC_R;
-    const int64_t prs = P.kv_layout ? P.ps[3] : P.ps[2], pcs = P.kv_layout ? P.ps[2] : P.ps[3];
+    const sp_tile ct = sp_tile_of(P);
+    const int h = ct.h, r0 = ct.r0, hk = ct.hk, rows = ct.rows, Dk = P.Dk;
+    const int64_t prs = ct.prs, pcs = ct.pcs;
     const int64_t nch = (P.T + TC_C - 1) / TC_C;
     const int nsl = Dk / 8; /* k, q slices the copies bring; those past Dk stay zero */
 
