@@ -874,7 +874,6 @@ static void run_errors(void)
                       split_on ? "chunk_split_tf32__cuda_mma" : "chunk_tf32__cuda_mma") == 0,
                "kernel_for chunked f16 Dk=64 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
         p.dtype = GDN_DTYPE_BF16;
-        p.k_dim = ED;
         p.k_dim = ED - 4;
         EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_tf32__cuda_mma") == 0,
                "kernel_for chunked bf16 Dk=%d on CUDA: %s", ED - 4, gdn_context_kernel_for(ctx, &p, 64, 0));

@@ -702,7 +702,9 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
 {
     typedef void (*fn_t)(gdn_cuda_params);
     typedef void (*wg_fn_t)(gdn_cuda_params, wg_maps);
-    /* the state pass on wgmma (chunked_wg.cuh, gdn_cuda_split_wg_shape_ok) where its tensor maps encode */
+    /* the state pass on wgmma (chunked_wg.cuh, gdn_cuda_split_wg_shape_ok) where its tensor maps encode; the
+       context asks for it on compute capability 9.x only, where the build's sm_90a code runs (CMakeLists.txt
+       always builds it: the compute_80 PTX alone would leave the kernel's body empty) */
     wg_maps maps;
     const bool wg = p.split_wg && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
                     wg_map_kq(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N) &&

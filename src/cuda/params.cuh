@@ -98,7 +98,8 @@ typedef struct gdn_cuda_params {
     float *ws;          /* the two-pass chunked kernels' workspace (chunked_split.cuh), or NULL */
     int64_t ws_floats;  /* its size: the launcher takes the sequences in groups that fit */
     int64_t n0, n1;     /* the two-pass kernels: the sequences [n0, n1) of the group launched */
-    int split_wg;       /* their state pass on wgmma where it applies (chunked_wg.cuh; sm_90a code) */
+    int split_wg;       /* their state pass on wgmma where it applies (chunked_wg.cuh; sm_90a code); the launcher
+                           sets it to whether it runs, which is also the prep pass's layout of T and P */
     gdn_cuda_words *words;
     unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
 } gdn_cuda_params;
