@@ -218,6 +218,7 @@ int main(int argc, char **argv)
 {
     int quick = 0, sweep = 0, fast_sweep = 0, j_sweep = 0, slope = 0, chunked = 0;
     long long oneB = 0, oneT = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a row as soon as it is measured (a run cut short shows where it was) */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
