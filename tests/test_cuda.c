@@ -454,8 +454,11 @@ static void run_split(int sanitize, int wg)
     printf("%s: %lld calls on the two-pass kernels, in %lld groups, %lld with the state pass on wgmma\n", label,
            c1 - c0, g1 - g0, w1 - w0);
     EXPECT(c1 - c0 >= (sanitize ? 1 : 3), "%s: %lld calls took the two-pass kernels", label, c1 - c0);
-    EXPECT(wg && g_sm90 ? w1 - w0 >= (sanitize ? 0 : 3) : w1 == w0, "%s: %lld calls took the wgmma state pass",
-           label, w1 - w0);
+    if (!(wg && g_sm90)) /* no wgmma state pass on this pass or device */
+        EXPECT(w1 == w0, "%s: %lld calls took the wgmma state pass", label, w1 - w0);
+    else if (!sanitize) /* the Qwen layer's three T = 4096 cases at least (the sanitizer's few drawn cases may
+                           hold none: the grouped batch below counts there) */
+        EXPECT(w1 - w0 >= 3, "%s: %lld calls took the wgmma state pass", label, w1 - w0);
     gdn_check_case c;
     memset(&c, 0, sizeof c);
     c.problem.num_k_heads = 1;

@@ -45,6 +45,13 @@
 #define SP_LDP (TC_C + 8) /* a stage's P rows: the 8-byte (row g, columns 2t, 2t + 1) reads hit 32 banks */
 #define SP_LDD (TC_R + 4) /* D rows: the (rows 2t, 2t + 1, column g) reads hit 32 banks */
 
+/* The workspace block of sequence n's value head h, chunk 0 (chunk c's is SP_WSB c floats on; the launcher's
+   group starts at sequence P.n0; chunk_split_seq_floats is one sequence's share). */
+__device__ __forceinline__ float *sp_ws_head(const gdn_cuda_params &P, int64_t n, int h)
+{
+    return P.ws + ((n - P.n0) * P.Hv + h) * ((P.T + TC_C - 1) / TC_C) * SP_WSB;
+}
+
 /* A state pass CTA's tile (blockIdx.x over Hv x ceil(Dv / TC_R)): value head h, its key head hk, state rows
    r0 .. r0 + rows - 1, and the pool's strides along those rows and along Dk. */
 struct sp_tile {
@@ -211,8 +218,7 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
     if (tc >= t1)
         return; /* past the sequence's (counted) tokens: the state pass never reads this block */
     const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
-    const int64_t nch = (P.T + TC_C - 1) / TC_C;
-    float *wsb = P.ws + (((n - P.n0) * P.Hv + h) * nch + c) * SP_WSB;
+    float *wsb = sp_ws_head(P, n, h) + (int64_t)c * SP_WSB;
 
     sp_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Kh);
     sp_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qh);
@@ -448,7 +454,6 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
     const int mt = upd ? warp : warp - 4;
     const int sm0 = 16 * (warp & 1), sn0 = 8 * NTW * ((warp >> 1) & 1);
     const tc_tile tile = {h, r0, ct.rows, Dk, sm0, sn0, g, t4, ct.prs, ct.pcs};
-    const int64_t nch = (P.T + TC_C - 1) / TC_C;
 
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
@@ -457,7 +462,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
         int64_t b, t0, t1;
         seq_tokens(P, n, &b, &t0, &t1);
         const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
-        const float *wsn = P.ws + ((n - P.n0) * P.Hv + h) * nch * SP_WSB;
+        const float *wsn = sp_ws_head(P, n, h);
         const sp_feed<DKP> feed = sp_feed_init<DKP>(P, b, h, hk, r0);
 
         float sacc[NTW][4];

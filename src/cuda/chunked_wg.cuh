@@ -283,7 +283,6 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
     const sp_tile ct = sp_tile_of(P);
     const int h = ct.h, r0 = ct.r0, hk = ct.hk, rows = ct.rows, Dk = P.Dk;
     const int64_t prs = ct.prs, pcs = ct.pcs;
-    const int64_t nch = (P.T + TC_C - 1) / TC_C;
     const int nsl = Dk / 8; /* k, q slices the copies bring; those past Dk stay zero */
 
     if (tid == 0) {
@@ -306,7 +305,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
         int64_t b, t0, t1;
         seq_tokens(P, n, &b, &t0, &t1);
         const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
-        const float *wsn = P.ws + ((n - P.n0) * P.Hv + h) * nch * SP_WSB;
+        const float *wsn = sp_ws_head(P, n, h);
 
         /* warpgroup 0: S^T [Dk][R] in accumulators, block m: rows 64 m + 16 w + g (+ 8), columns 8 i + 2 t4 (+ 1) */
         float sacc[MB][16];
