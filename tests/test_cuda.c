@@ -25,7 +25,8 @@
  *      GDN_CUDA_CHUNK_SPLIT=0 ("chunk tc": chunk_tc_kernel on every case), then with it 1 ("chunk split": the
  *      two-pass kernels of chunked_split.cuh where they apply, counted, plus a batch run in groups of
  *      sequences), then with it 2 ("chunk split wg": the same with their state pass on wgmma where it
- *      applies, chunked_wg.cuh, counted on a compute capability 9.x device);
+ *      applies, chunked_wg.cuh, counted on a compute capability 9.x device), then with GDN_CUDA_WG_RT=64 too
+ *      ("chunk split wg64": that state pass at 64 state rows per CTA, counted);
  *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check; token loop
  *      and chunked kernel) and
  *      3000 sequences of the Qwen3.6 shape's ratio with small heads;
@@ -435,21 +436,22 @@ static void run_chunk_tc(int sanitize, const char *label)
 }
 
 /* The two-pass kernels (chunked_split.cuh, GDN_CUDA_CHUNK_SPLIT set by the caller: 1, their state pass on
-   mma.sync; wg, 2, on wgmma where it applies (chunked_wg.cuh)): the chunked cases, which must take them where
-   they apply (counted; the Qwen layer's T = 4096 cases on wgmma with wg on a compute capability 9.x device),
-   then a batch whose workspace holds two of its five sequences (GDN_CUDA_CHUNK_WS_MB), which must run in
-   three groups, then (not under the sanitizer) one sequence of 38417 tokens. */
+   mma.sync; wg 1 or 2, 2, on wgmma where it applies (chunked_wg.cuh), with wg 2 and GDN_CUDA_WG_RT=64 set by
+   the caller at 64 state rows per CTA): the chunked cases, which must take them where they apply (counted;
+   the Qwen layer's T = 4096 cases on wgmma with wg on a compute capability 9.x device), then a batch whose
+   workspace holds two of its five sequences (GDN_CUDA_CHUNK_WS_MB), which must run in three groups, then (not
+   under the sanitizer) one sequence of 38417 tokens. */
 static void run_split(int sanitize, int wg)
 {
-    long long c0 = 0, g0 = 0, c1 = 0, g1 = 0, w0 = 0, w1 = 0, wstart = 0;
-    const char *label = wg ? "chunk split wg" : "chunk split";
+    long long c0 = 0, g0 = 0, c1 = 0, g1 = 0, w0 = 0, w1 = 0, wstart = 0, x0 = 0, x1 = 0;
+    const char *label = wg == 2 ? "chunk split wg64" : wg ? "chunk split wg" : "chunk split";
 #ifdef GDN_HAVE_CUDA
-    gdn_cuda_split_stats(&c0, &g0, &w0);
+    gdn_cuda_split_stats(&c0, &g0, &w0, &x0);
 #endif
     wstart = w0;
     run_chunk_tc(sanitize, label);
 #ifdef GDN_HAVE_CUDA
-    gdn_cuda_split_stats(&c1, &g1, &w1);
+    gdn_cuda_split_stats(&c1, &g1, &w1, &x1);
 #endif
     printf("%s: %lld calls on the two-pass kernels, in %lld groups, %lld with the state pass on wgmma\n", label,
            c1 - c0, g1 - g0, w1 - w0);
@@ -459,6 +461,10 @@ static void run_split(int sanitize, int wg)
     else if (!sanitize) /* the Qwen layer's three T = 4096 cases at least (the sanitizer's few drawn cases may
                            hold none: the grouped batch below counts there) */
         EXPECT(w1 - w0 >= 3, "%s: %lld calls took the wgmma state pass", label, w1 - w0);
+    if (wg == 2 && g_sm90 && !sanitize) /* every wgmma call at 64 rows */
+        EXPECT(x1 - x0 == w1 - w0, "%s: %lld of %lld wgmma calls at 64 rows per CTA", label, x1 - x0, w1 - w0);
+    else if (wg != 2)
+        EXPECT(x1 - x0 <= w1 - w0, "%s: %lld of %lld wgmma calls at 64 rows per CTA", label, x1 - x0, w1 - w0);
     gdn_check_case c;
     memset(&c, 0, sizeof c);
     c.problem.num_k_heads = 1;
@@ -477,13 +483,15 @@ static void run_split(int sanitize, int wg)
     run_tc_case(&c, what, 0, 0.0);
     unsetenv("GDN_CUDA_CHUNK_WS_MB");
 #ifdef GDN_HAVE_CUDA
-    gdn_cuda_split_stats(&c0, &g0, &w0);
+    gdn_cuda_split_stats(&c0, &g0, &w0, &x0);
 #endif
     printf("%s: %lld calls, %lld groups, %lld with the state pass on wgmma\n", what, c0 - c1, g0 - g1, w0 - w1);
     EXPECT(c0 - c1 >= 1 && g0 - g1 >= 3 * (c0 - c1), "%s: %lld calls in %lld groups, not 3 each", what, c0 - c1,
            g0 - g1);
     /* the wgmma state pass ran here (the bf16 Dk = 64 batch), so that the sanitizer runs see it too */
     EXPECT(wg && g_sm90 ? w0 - w1 >= 1 : w0 == wstart, "%s: %lld calls took the wgmma state pass", what, w0 - w1);
+    EXPECT(wg == 2 && g_sm90 ? x0 - x1 == w0 - w1 : x0 == x1, "%s: %lld wgmma calls at 64 rows per CTA", what,
+           x0 - x1);
     if (!sanitize) { /* a long sequence: 601 chunks, each of the state pass's two stages reused 300 times */
         c.problem.num_v_heads = 1;
         c.B = 1;
@@ -2076,6 +2084,9 @@ int main(int argc, char **argv)
         run_split(sanitize, 0);
         setenv("GDN_CUDA_CHUNK_SPLIT", "2", 1);
         run_split(sanitize, 1);
+        setenv("GDN_CUDA_WG_RT", "64", 1);
+        run_split(sanitize, 2);
+        unsetenv("GDN_CUDA_WG_RT");
         for (int i = 0; i < 2; i++) {
             const char *var = i ? "GDN_CUDA_CHUNK_WS_MB" : "GDN_CUDA_CHUNK_SPLIT";
             if (was[i])

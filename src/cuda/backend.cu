@@ -33,6 +33,8 @@ struct gdn_cuda_context {
                                     (chunked_wg.cuh) where that applies: 2 (default); on mma.sync only: 1;
                                     0 = chunk_tc_kernel */
     int sm90;                    /* compute capability 9.x: the sm_90a code runs */
+    int wg_rt;                   /* GDN_CUDA_WG_RT (tests, tuning): the wgmma state pass's rows per CTA, 32 or
+                                    64; 0 = the launcher chooses by the grid */
     int64_t ws_max;              /* workspace cap in floats (GDN_CUDA_CHUNK_WS_MB, default 2048 MiB; a fraction
                                     allowed, for tests of the grouping) */
     float *ws;                   /* device workspace of the two-pass chunked kernels, grown outside capture */
@@ -122,6 +124,8 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->fast_j = fast_j ? atoi(fast_j) : 0;
     const char *split = getenv("GDN_CUDA_CHUNK_SPLIT");
     c->chunk_split = split && split[0] == '0' ? 0 : split && split[0] == '1' ? 1 : 2;
+    const char *wg_rt = getenv("GDN_CUDA_WG_RT"); /* tuning: the wgmma state pass's rows per CTA, 32 or 64 */
+    c->wg_rt = wg_rt && atoi(wg_rt) == 32 ? 32 : wg_rt && atoi(wg_rt) == 64 ? 64 : 0;
     c->sm90 = major == 9;
     const char *wsmb = getenv("GDN_CUDA_CHUNK_WS_MB");
     const double mb = wsmb ? atof(wsmb) : 0.0;
@@ -347,6 +351,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
         return st;
     chunk_workspace(c, &p);
     p.split_wg = c->chunk_split == 2 && c->sm90;
+    p.wg_rt = c->wg_rt;
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
                                        c->fast_lpr, c->fast_j)) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -17,12 +17,13 @@
  *     R  = diag(bt) V - diag(sk) K S^T     D = T R     (the deltas, as chunk_tc's solve)
  *     O  = diag(sq) Q S^T + P D
  *     S' = gl S + (diag(cf) D)^T K
- * Pass 1, chunk_split_prep_kernel: one CTA of 8 warps per (chunk, value head, sequence), all at once: the
- * raw k, q rows by cp.async into shared memory (16-bit, as given), their norms, K K^T and Q K^T on tensor
- * cores (tf32 operands: bf16 and f16 values are exact in tf32; the row norms summed from the same A
- * fragments), the diagonal blocks of T by substitution,
- * then T whole by the blockwise solve with the identity as right-hand side (a warp per 8-column strip);
- * T, P (rounded to tf32) and the scalars go to the context's workspace, SP_WSB floats per chunk.
+ * Pass 1, chunk_split_prep_kernel: one CTA of 8 warps per (chunk, key head, sequence), all at once: the
+ * raw k, q rows by cp.async into shared memory (16-bit, as given), their norms and K K^T, Q K^T on tensor
+ * cores (m16n8k16 on the 16-bit values: exact products, f32 sums; the row norms summed from the same A
+ * fragments), once for the P.ratio value heads that share the key head; then per value head the decays, the
+ * diagonal blocks of T by substitution and T whole by the blockwise solve with the identity as right-hand
+ * side (a warp per 8-column strip); T, P (rounded to tf32) and the scalars go to the context's workspace,
+ * SP_WSB floats per chunk and value head.
  * Pass 2, chunk_split_state_kernel: one CTA of 8 warps per (value head, TC_R state rows, sequence),
  * walking the chunks with two stages of shared memory: the next chunk's raw k, q rows, v tile, T, P and
  * scalars come by cp.async while the current one computes. Per chunk: warps 0-3 K S^T and R (16 tokens
@@ -52,20 +53,20 @@ __device__ __forceinline__ float *sp_ws_head(const gdn_cuda_params &P, int64_t n
     return P.ws + ((n - P.n0) * P.Hv + h) * ((P.T + TC_C - 1) / TC_C) * SP_WSB;
 }
 
-/* A state pass CTA's tile (blockIdx.x over Hv x ceil(Dv / TC_R)): value head h, its key head hk, state rows
-   r0 .. r0 + rows - 1, and the pool's strides along those rows and along Dk. */
+/* A state pass CTA's tile of rt state rows (blockIdx.x over Hv x ceil(Dv / rt)): value head h, its key head hk,
+   state rows r0 .. r0 + rows - 1, and the pool's strides along those rows and along Dk. */
 struct sp_tile {
     int h, hk, r0, rows;
     int64_t prs, pcs;
 };
-__device__ __forceinline__ sp_tile sp_tile_of(const gdn_cuda_params &P)
+__device__ __forceinline__ sp_tile sp_tile_of(const gdn_cuda_params &P, int rt)
 {
     sp_tile t;
-    const int tiles = (P.Dv + TC_R - 1) / TC_R;
+    const int tiles = (P.Dv + rt - 1) / rt;
     t.h = (int)(blockIdx.x / tiles);
-    t.r0 = (int)(blockIdx.x % tiles) * TC_R;
+    t.r0 = (int)(blockIdx.x % tiles) * rt;
     t.hk = P.grouped ? t.h / P.ratio : t.h % P.Hk;
-    t.rows = P.Dv - t.r0 < TC_R ? P.Dv - t.r0 : TC_R;
+    t.rows = P.Dv - t.r0 < rt ? P.Dv - t.r0 : rt;
     t.prs = P.kv_layout ? P.ps[3] : P.ps[2];
     t.pcs = P.kv_layout ? P.ps[2] : P.ps[3];
     return t;
@@ -82,9 +83,14 @@ __host__ __device__ constexpr int sp_stage_bytes(int dkp)
 {
     return 2 * TC_C * sp_ld16(dkp) * 2 + TC_C * SP_LDV16 * 2 + TC_C * (TC_LDA + SP_LDP) * 4 + (4 * TC_C + 4) * 4;
 }
+/* The prep pass's first region: the raw k, q rows, then L and P over them. */
+__host__ __device__ constexpr int split_prep_rows_bytes(int dkp)
+{
+    return 2 * TC_C * sp_ld16(dkp) * 2 > 2 * TC_C * TC_LDA * 4 ? 2 * TC_C * sp_ld16(dkp) * 2 : 2 * TC_C * TC_LDA * 4;
+}
 __host__ __device__ constexpr int split_prep_smem_bytes(int dkp)
 {
-    return 2 * TC_C * sp_ld16(dkp) * 2 + (3 * TC_C * TC_LDA + TC_C * SP_LDX + 5 * TC_C) * 4;
+    return split_prep_rows_bytes(dkp) + (TC_C * TC_LDA + TC_C * SP_LDX + 5 * TC_C) * 4;
 }
 __host__ __device__ constexpr int split_state_smem_bytes(int dkp)
 {
@@ -187,25 +193,26 @@ __device__ __forceinline__ void sp_piece(int wg, int e, int *i, int *cc)
 }
 
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
-   Hv, N). */
+   Hk, N): a CTA takes a key head's chunk and every value head that reads it (P.ratio of them), so the raw rows,
+   their norms and the products K K^T, Q K^T are made once for all of them; per value head the decays, L, P, the
+   inverses and the solve follow in turn, on shared memory the raw rows held before. */
 template <int DKP, bool F16>
-__global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
+__global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     extern __shared__ __align__(16) unsigned char sp_raw[];
     constexpr int LD = sp_ld16(DKP), LDA = TC_LDA, LDX = SP_LDX;
-    unsigned short *Kh = (unsigned short *)sp_raw; /* [C][LD] k rows (raw) */
-    unsigned short *Qh = Kh + TC_C * LD;           /* [C][LD] q rows (raw) */
-    float *Lm = (float *)(Qh + TC_C * LD);         /* [C][LDA] L = -A (strictly lower) */
+    unsigned short *Kh = (unsigned short *)sp_raw; /* [C][LD] k rows (raw), until the products are made */
+    unsigned short *Qh = Kh + TC_C * LD;           /* [C][LD] q rows (raw), likewise */
+    float *Lm = (float *)sp_raw;                   /* then [C][LDA] L = -A (strictly lower), over the rows */
     float *Pm = Lm + TC_C * LDA;                   /* [C][LDA] P */
-    float *Tm = Pm + TC_C * LDA;                   /* [C][LDA] the diagonal blocks' inverses */
+    float *Tm = (float *)(sp_raw + split_prep_rows_bytes(DKP)); /* [C][LDA] the diagonal blocks' inverses */
     float *Xm = Tm + TC_C * LDA;                   /* [C][LDX] the identity, solved in place into T */
     float *lc = Xm + TC_C * LDX;                   /* [C] log decays, then their running sums */
     float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
-    const int c = (int)blockIdx.x, h = (int)blockIdx.y;
+    const int c = (int)blockIdx.x, hk = (int)blockIdx.y;
     const int64_t n = P.n0 + blockIdx.z;
-    const int hk = P.grouped ? h / P.ratio : h % P.Hk;
     const bool upd = warp < 4;
     const int mt = upd ? warp : 7 - warp;
 
@@ -216,33 +223,16 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
     seq_tokens(P, n, &b, &t0, &t1);
     const int64_t tc = t0 + (int64_t)c * TC_C;
     if (tc >= t1)
-        return; /* past the sequence's (counted) tokens: the state pass never reads this block */
+        return; /* past the sequence's (counted) tokens: the state pass never reads these blocks */
     const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
-    float *wsb = sp_ws_head(P, n, h) + (int64_t)c * SP_WSB;
 
     sp_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Kh);
     sp_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qh);
     sp_commit();
-    float gv, be;
-    tc_load_gates(P, b, tc, nt, h, &gv, &be);
-    { /* the identity, to be solved into T: a quarter row per thread */
-        const int i = tid >> 2, c0 = 16 * (tid & 3);
-#pragma unroll
-        for (int cc = 0; cc < 16; cc += 4)
-            *(float4 *)(Xm + i * LDX + c0 + cc) = make_float4(i == c0 + cc ? 1.f : 0.f, i == c0 + cc + 1 ? 1.f : 0.f,
-                                                            i == c0 + cc + 2 ? 1.f : 0.f, i == c0 + cc + 3 ? 1.f : 0.f);
-    }
-    if (tid < TC_C) {
-        float l = 0.f;
-        if (tid < nt)
-            l = gate_logdecay(P, h, gv, &be);
-        lc[tid] = l;
-        bet[tid] = tid < nt ? be : 0.f;
-    }
+    float gv, be; /* the next value head's raw gate and beta (thread t < nt: token t) */
+    tc_load_gates(P, b, tc, nt, P.grouped ? hk * P.ratio : hk, &gv, &be);
     sp_wait<0>();
     __syncthreads();
-    if (warp == 7) /* the running sums of the log decays */
-        tc_scan_decays(lc, gam);
 
     /* products: warp (mt, keys) K K^T, warp (mt, queries) Q K^T, rows 16 mt .., and the sums of squares of
        those rows from the A fragments (the 4 lanes of a row hold all its columns between them) */
@@ -292,60 +282,97 @@ __global__ void __launch_bounds__(TC_THREADS, 2) chunk_split_prep_kernel(const _
         sc[16 * mt + g] = (P.l2norm ? rsqrtf(ss0 + 1e-6f) : 1.0f) * m;
         sc[16 * mt + g + 8] = (P.l2norm ? rsqrtf(ss1 + 1e-6f) : 1.0f) * m;
     }
-    __syncthreads();
-    if (tid < TC_C) { /* the scalars: sk, bt, sq, cf */
-        float *sc = wsb + 2 * TC_C * TC_C;
-        sc[tid] = bet[tid] * gam[tid] * ksc[tid];
-        sc[TC_C + tid] = bet[tid];
-        sc[2 * TC_C + tid] = gam[tid] * qsc[tid];
-        sc[3 * TC_C + tid] = tid < nt ? expf(lc[nt - 1] - lc[tid]) * ksc[tid] : 0.f;
-    }
-    if (tid == 0)
-        wsb[SP_WSB - 4] = gam[nt - 1];
-    {
-        float ci[2], si[2], bi[2];
-#pragma unroll
-        for (int hf = 0; hf < 2; hf++) {
-            const int i = 16 * mt + g + 8 * hf;
-            ci[hf] = lc[i];
-            si[hf] = upd ? ksc[i] : qsc[i];
-            bi[hf] = bet[i];
-        }
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-#pragma unroll
-            for (int q = 0; q < 4; q++) {
-                const int hf = q >> 1, i = 16 * mt + g + 8 * hf, jj = 8 * j + 2 * t4 + (q & 1);
-                const bool in = j < 2 * (mt + 1) && (upd ? jj < i : jj <= i);
-                const float G = in ? __expf(ci[hf] - lc[jj]) : 0.f; /* argument <= 0 */
-                const float x = in ? G * si[hf] * ksc[jj] * acc[j][q] : 0.f;
-                if (upd)
-                    Lm[i * LDA + jj] = tf32r(-bi[hf] * x);
-                else
-                    Pm[i * LDA + jj] = tf32r(x);
+
+#pragma unroll 1
+    for (int v = 0; v < P.ratio; v++) {
+        const int h = P.grouped ? hk * P.ratio + v : hk + v * P.Hk;
+        float *wsb = sp_ws_head(P, n, h) + (int64_t)c * SP_WSB;
+        if (tid < TC_C) {
+            float l = 0.f, bb = 0.f;
+            if (tid < nt) {
+                bb = be;
+                l = gate_logdecay(P, h, gv, &bb);
             }
-    }
-    /* the diagonal block's inverse T_bb = (I - L_bb)^-1 of key warp bk = mt */
-    if (upd)
-        tc_invert_diag(Lm, Tm, mt);
-    __syncthreads();
-    /* P to the workspace (rows, or the wgmma state pass's core layout, chunked_wg.cuh) */
-    {
-        float *pw = wsb + TC_C * TC_C;
-        for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) {
+            lc[tid] = l;
+            bet[tid] = bb;
+        }
+        if (v + 1 < P.ratio) /* the next value head's gates, in flight while this one is worked */
+            tc_load_gates(P, b, tc, nt, P.grouped ? h + 1 : h + P.Hk, &gv, &be);
+        __syncthreads(); /* lc, bet, the norms; every warp done with the raw rows (or the previous head's L, P, T) */
+        if (warp == 7) { /* the running sums of the log decays */
+            tc_scan_decays(lc, gam);
+        } else { /* the identity, to be solved into T: a quarter row per thread of warps 0-6 */
+            for (int e = tid; e < TC_C * 4; e += 7 * 32) {
+                const int i = e >> 2, c0 = 16 * (e & 3);
+#pragma unroll
+                for (int cc = 0; cc < 16; cc += 4)
+                    *(float4 *)(Xm + i * LDX + c0 + cc) =
+                        make_float4(i == c0 + cc ? 1.f : 0.f, i == c0 + cc + 1 ? 1.f : 0.f,
+                                    i == c0 + cc + 2 ? 1.f : 0.f, i == c0 + cc + 3 ? 1.f : 0.f);
+            }
+        }
+        __syncthreads();
+        if (tid < TC_C) { /* the scalars: sk, bt, sq, cf */
+            float *sc = wsb + 2 * TC_C * TC_C;
+            sc[tid] = bet[tid] * gam[tid] * ksc[tid];
+            sc[TC_C + tid] = bet[tid];
+            sc[2 * TC_C + tid] = gam[tid] * qsc[tid];
+            sc[3 * TC_C + tid] = tid < nt ? expf(lc[nt - 1] - lc[tid]) * ksc[tid] : 0.f;
+        }
+        if (tid == 0)
+            wsb[SP_WSB - 4] = gam[nt - 1];
+        { /* L = -diag(b) (G o K K^T) (strictly lower), P = G o Q K^T (lower), with the norm scales; zeros above
+             the diagonal by select (G by exp(-inf) = 0 there, and the product masked: a NaN input stays out) */
+            float ci[2], si[2], bi[2];
+#pragma unroll
+            for (int hf = 0; hf < 2; hf++) {
+                const int i = 16 * mt + g + 8 * hf;
+                ci[hf] = lc[i];
+                si[hf] = upd ? ksc[i] : qsc[i];
+                bi[hf] = upd ? -bet[i] : 1.f;
+            }
+            float *M = upd ? Lm : Pm;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const int j0 = 8 * j + 2 * t4;
+                const float2 lj = *(const float2 *)(lc + j0), kj = *(const float2 *)(ksc + j0);
+#pragma unroll
+                for (int hf = 0; hf < 2; hf++) {
+                    const int i = 16 * mt + g + 8 * hf;
+                    float x[2];
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const bool in = j < 2 * (mt + 1) && (upd ? j0 + e < i : j0 + e <= i);
+                        const float G = __expf(in ? ci[hf] - (e ? lj.y : lj.x) : -INFINITY); /* argument <= 0 */
+                        const float y = G * si[hf] * (e ? kj.y : kj.x) * bi[hf] * acc[j][2 * hf + e];
+                        x[e] = tf32r(in ? y : 0.f);
+                    }
+                    *(float2 *)(M + i * LDA + j0) = make_float2(x[0], x[1]);
+                }
+            }
+        }
+        /* the diagonal block's inverse T_bb = (I - L_bb)^-1 of key warp bk = mt */
+        if (upd)
+            tc_invert_diag(Lm, Tm, mt);
+        __syncthreads();
+        /* P to the workspace (rows, or the wgmma state pass's core layout, chunked_wg.cuh) */
+        {
+            float *pw = wsb + TC_C * TC_C;
+            for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) {
+                int i, cc;
+                sp_piece(P.split_wg, e, &i, &cc);
+                *(float4 *)(pw + 4 * e) = *(const float4 *)(Pm + i * LDA + cc);
+            }
+        }
+        /* T = (I - L)^-1: warp w solves the columns 8w .. 8w + 7 of the identity in place, from the columns' own
+           block (the rows above it are zero in T) */
+        tc_solve_strip<true, 1>(Lm, Tm, Xm, LDX, Xm, LDX, 8 * warp, warp / 2, g, t4);
+        __syncthreads();
+        for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) { /* T to the workspace */
             int i, cc;
             sp_piece(P.split_wg, e, &i, &cc);
-            *(float4 *)(pw + 4 * e) = *(const float4 *)(Pm + i * LDA + cc);
+            *(float4 *)(wsb + 4 * e) = *(const float4 *)(Xm + i * LDX + cc);
         }
-    }
-    /* T = (I - L)^-1: warp w solves the columns 8w .. 8w + 7 of the identity in place, from the columns' own
-       block (the rows above it are zero in T) */
-    tc_solve_strip<true, 1>(Lm, Tm, Xm, LDX, Xm, LDX, 8 * warp, warp / 2, g, t4);
-    __syncthreads();
-    for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) { /* T to the workspace */
-        int i, cc;
-        sp_piece(P.split_wg, e, &i, &cc);
-        *(float4 *)(wsb + 4 * e) = *(const float4 *)(Xm + i * LDX + cc);
     }
 }
 
@@ -448,7 +475,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
     float *Dm = Rm + TC_C * LDV;                             /* [C][LDD] D */
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
-    const sp_tile ct = sp_tile_of(P);
+    const sp_tile ct = sp_tile_of(P, TC_R);
     const int h = ct.h, r0 = ct.r0, hk = ct.hk, Dk = P.Dk;
     const bool upd = warp < 4;
     const int mt = upd ? warp : warp - 4;
@@ -629,7 +656,8 @@ static bool split_rows_ok(const void *base, const int64_t *st)
     return ((uintptr_t)base & 15) == 0 && st[3] == 1 && st[0] % 8 == 0 && st[1] % 8 == 0 && st[2] % 8 == 0;
 }
 
-static std::atomic<long long> g_split_calls{0}, g_split_groups{0}, g_split_wg_calls{0}; /* gdn_cuda_split_stats */
+static std::atomic<long long> g_split_calls{0}, g_split_groups{0}, g_split_wg_calls{0},
+    g_split_wg64_calls{0}; /* gdn_cuda_split_stats */
 
 /* Does the call take the two-pass kernels (chunk_tc's calls, a dense batch of 16-bit activations with
    16-byte rows, N <= 65535)? */
@@ -670,16 +698,16 @@ static PFN_cuTensorMapEncodeTiled_v12000 wg_encoder(void)
     return fn;
 }
 
-/* The tensor map of v rows [N][T][Hv][Dv] (16-bit, element strides st), boxes of TC_R x 1 x TC_C x 1. */
+/* The tensor map of v rows [N][T][Hv][Dv] (16-bit, element strides st), boxes of rt x 1 x TC_C x 1. */
 static bool wg_map_v(CUtensorMap *m, const void *base, const int64_t *st, int64_t Dv, int64_t heads, int64_t T,
-                     int64_t N)
+                     int64_t N, int rt)
 {
     const PFN_cuTensorMapEncodeTiled_v12000 enc = wg_encoder();
     if (!enc || st[0] <= 0 || st[1] <= 0 || st[2] <= 0)
         return false;
     const cuuint64_t dims[4] = {(cuuint64_t)Dv, (cuuint64_t)heads, (cuuint64_t)T, (cuuint64_t)N};
     const cuuint64_t strides[3] = {(cuuint64_t)st[2] * 2, (cuuint64_t)st[1] * 2, (cuuint64_t)st[0] * 2};
-    const cuuint32_t box[4] = {TC_R, 1, TC_C, 1}, es[4] = {1, 1, 1, 1};
+    const cuuint32_t box[4] = {(cuuint32_t)rt, 1, TC_C, 1}, es[4] = {1, 1, 1, 1};
     return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)base, dims, strides, box, es,
                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
@@ -702,8 +730,17 @@ static bool wg_map_kq(CUtensorMap *m, const void *base, const int64_t *st, int64
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* The wgmma state pass's rows per CTA for a group of n sequences: 64 (half the CTAs, each about 1.3 times as
+   long a chunk; docs/PERF.md, session 10) once 32 would take more than one wave of the SMs, else 32. */
+static int wg_rows_per_cta(const gdn_cuda_params &p, int64_t n, int num_sms)
+{
+    if (p.wg_rt)
+        return p.wg_rt;
+    return p.Hv * ((p.Dv + 31) / 32) * n > num_sms ? 64 : 32;
+}
+
 template <int DKP, bool F16>
-static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cfg)
+static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms)
 {
     typedef void (*fn_t)(gdn_cuda_params);
     typedef void (*wg_fn_t)(gdn_cuda_params, wg_maps);
@@ -711,15 +748,19 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
        context asks for it on compute capability 9.x only, where the build's sm_90a code runs (CMakeLists.txt
        always builds it: the compute_80 PTX alone would leave the kernel's body empty) */
     wg_maps maps;
+    const int64_t group = p.ws_floats / chunk_split_seq_floats(&p); /* sequences per launch pair */
+    const int rt = wg_rows_per_cta(p, p.N < group ? p.N : group, num_sms);
     const bool wg = p.split_wg && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
                     wg_map_kq(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N) &&
                     wg_map_kq(&maps.k, p.k, p.ks, p.Dk, p.Hk, p.T, p.N) &&
-                    wg_map_v(&maps.v, p.v, p.vs, p.Dv, p.Hv, p.T, p.N);
+                    wg_map_v(&maps.v, p.v, p.vs, p.Dv, p.Hv, p.T, p.N, rt);
     p.split_wg = wg; /* also the prep pass's layout of T and P */
+    const int tile = wg ? rt : TC_R;
     const fn_t prep = chunk_split_prep_kernel<DKP, F16>, state = chunk_split_state_kernel<DKP, F16>;
-    const wg_fn_t state_wg = chunk_split_state_wg_kernel<DKP >= 64 ? DKP : 64>;
+    constexpr int DW = DKP >= 64 ? DKP : 64;
+    const wg_fn_t state_wg = rt == 64 ? chunk_split_state_wg_kernel<DW, 64> : chunk_split_state_wg_kernel<DW, 32>;
     const size_t sp = (size_t)split_prep_smem_bytes(DKP);
-    const size_t ss = (size_t)(wg ? split_state_wg_smem_bytes(DKP) : split_state_smem_bytes(DKP));
+    const size_t ss = (size_t)(wg ? split_state_wg_smem_bytes(DKP, rt) : split_state_smem_bytes(DKP));
     cudaError_t e = cudaFuncSetAttribute((const void *)prep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp);
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(wg ? (const void *)state_wg : (const void *)state,
@@ -730,17 +771,17 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     cfg.blockDim = dim3(TC_THREADS, 1, 1);
     /* the sequences in groups whose blocks fit the workspace (each pair of launches waits for the previous
        pair: griddepcontrol.wait before any write) */
-    const int64_t group = p.ws_floats / chunk_split_seq_floats(&p);
     g_split_calls++;
     g_split_wg_calls += wg;
+    g_split_wg64_calls += wg && rt == 64;
     for (p.n0 = 0; p.n0 < p.N; p.n0 += group) {
         p.n1 = p.N - p.n0 < group ? p.N : p.n0 + group;
         g_split_groups++;
-        cfg.gridDim = dim3((unsigned)((p.T + TC_C - 1) / TC_C), (unsigned)p.Hv, (unsigned)(p.n1 - p.n0));
+        cfg.gridDim = dim3((unsigned)((p.T + TC_C - 1) / TC_C), (unsigned)p.Hk, (unsigned)(p.n1 - p.n0));
         cfg.dynamicSmemBytes = sp;
         if (p.T > 0 && (e = cudaLaunchKernelEx(&cfg, prep, p)) != cudaSuccess)
             return e;
-        cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + TC_R - 1) / TC_R)), (unsigned)(p.n1 - p.n0), 1);
+        cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + tile - 1) / tile)), (unsigned)(p.n1 - p.n0), 1);
         cfg.dynamicSmemBytes = ss;
         if ((e = wg ? cudaLaunchKernelEx(&cfg, state_wg, p, maps) : cudaLaunchKernelEx(&cfg, state, p)) != cudaSuccess)
             return e;
@@ -749,16 +790,18 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
 }
 
 template <bool F16>
-static cudaError_t launch_chunk_split_t(gdn_cuda_params p, cudaLaunchConfig_t cfg)
+static cudaError_t launch_chunk_split_t(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms)
 {
     const int dkp = chunk_dkp((int)p.Dk);
-    return dkp == 32 ? launch_chunk_split_k<32, F16>(p, cfg)
-                     : dkp == 64 ? launch_chunk_split_k<64, F16>(p, cfg) : launch_chunk_split_k<128, F16>(p, cfg);
+    return dkp == 32   ? launch_chunk_split_k<32, F16>(p, cfg, num_sms)
+           : dkp == 64 ? launch_chunk_split_k<64, F16>(p, cfg, num_sms)
+                       : launch_chunk_split_k<128, F16>(p, cfg, num_sms);
 }
 
-static cudaError_t launch_chunk_split(gdn_cuda_params p, cudaLaunchConfig_t cfg)
+static cudaError_t launch_chunk_split(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms)
 {
-    return p.dtype == GDN_DTYPE_F16 ? launch_chunk_split_t<true>(p, cfg) : launch_chunk_split_t<false>(p, cfg);
+    return p.dtype == GDN_DTYPE_F16 ? launch_chunk_split_t<true>(p, cfg, num_sms)
+                                    : launch_chunk_split_t<false>(p, cfg, num_sms);
 }
 
 #endif

@@ -38,16 +38,16 @@
 #endif
 
 /* One stage: k, q rows (bf16; Dk / 8 slices of [C tokens][8], 1 KB each: the boxes the tensor copies
-   bring), v tile [C][R] (bf16), T, P (tf32, K-major cores, as the prep pass writes them), the scalars;
-   rounded up to 128 bytes. */
-__host__ __device__ constexpr int wg_stage_bytes(int dkp)
+   bring), v tile [C][rt] (bf16), T, P (tf32, K-major cores, as the prep pass writes them), the scalars;
+   rounded up to 128 bytes. rt: the state rows of a CTA (32 or 64). */
+__host__ __device__ constexpr int wg_stage_bytes(int dkp, int rt)
 {
-    return (2 * dkp * TC_C * 2 + TC_C * TC_R * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4 + 127) / 128 * 128;
+    return (2 * dkp * TC_C * 2 + TC_C * rt * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4 + 127) / 128 * 128;
 }
-/* Two stages, the state's bf16 copy [Dk][R], R and D in tf32 [R][C], cf D in bf16 [C][R], two mbarriers. */
-__host__ __device__ constexpr int split_state_wg_smem_bytes(int dkp)
+/* Two stages, the state's bf16 copy [Dk][rt], R and D in tf32 [rt][C], cf D in bf16 [C][rt], two mbarriers. */
+__host__ __device__ constexpr int split_state_wg_smem_bytes(int dkp, int rt)
 {
-    return 2 * wg_stage_bytes(dkp) + dkp * TC_R * 2 + 2 * TC_R * TC_C * 4 + TC_C * TC_R * 2 + 16;
+    return 2 * wg_stage_bytes(dkp, rt) + dkp * rt * 2 + 2 * rt * TC_C * 4 + TC_C * rt * 2 + 16;
 }
 
 /* K-major tf32 [rows][TC_C]: core (row / 8, col / 4), along the columns 128 bytes apart, along the rows 2048. */
@@ -55,11 +55,12 @@ __device__ __forceinline__ int wg_k32(int row, int col)
 {
     return ((row >> 3) * (TC_C / 4) + (col >> 2)) * 32 + (row & 7) * 4 + (col & 3);
 }
-/* MN-major 16-bit with TC_R = 32 columns (the MN index) and K rows: core (k / 8, n / 8), along n 128 bytes
-   apart, along k 512. */
+/* MN-major 16-bit with RT columns (the MN index) and K rows: core (k / 8, n / 8), along n 128 bytes apart,
+   along k 16 RT. */
+template <int RT>
 __device__ __forceinline__ int wg_mn16(int k, int n)
 {
-    return ((k >> 3) * (TC_R / 8) + (n >> 3)) * 64 + (k & 7) * 8 + (n & 7);
+    return ((k >> 3) * (RT / 8) + (n >> 3)) * 64 + (k & 7) * 8 + (n & 7);
 }
 
 /* Matrix descriptor, no swizzle: start address, the byte offset between cores adjacent along K (leading)
@@ -144,8 +145,71 @@ __device__ __forceinline__ void wg_tf32_n16(float (&d)[8], uint64_t a, uint64_t 
 #endif
 }
 
+/* d (+)= A B^T, m64n64k16, bf16 operands; TA, TB as wg_bf16_n32. */
+template <int TA, int TB>
+__device__ __forceinline__ void wg_bf16_n64(float (&d)[32], uint64_t a, uint64_t b, int scale_d)
+{
+#if WG_ARCH
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+                 "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, %35, %36;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+                   "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                   "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),
+                   "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TA), "n"(TB));
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+#endif
+}
+/* d (+)= A B^T, m64n64k8, tf32 operands (K-major). */
+__device__ __forceinline__ void wg_tf32_n64(float (&d)[32], uint64_t a, uint64_t b, int scale_d)
+{
+#if WG_ARCH
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+                 "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+                   "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                   "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),
+                   "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(a), "l"(b), "r"(scale_d));
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+#endif
+}
+/* The products by the tile's width RT (32 or 64): bf16 m64nRTk16, tf32 m64nRTk8 and m64n(RT/2)k8. */
+template <int RT, int TA, int TB>
+__device__ __forceinline__ void wg_bf16_nr(float (&d)[RT / 2], uint64_t a, uint64_t b, int scale_d)
+{
+    if constexpr (RT == 64)
+        wg_bf16_n64<TA, TB>(d, a, b, scale_d);
+    else
+        wg_bf16_n32<TA, TB>(d, a, b, scale_d);
+}
+template <int RT>
+__device__ __forceinline__ void wg_tf32_nr(float (&d)[RT / 2], uint64_t a, uint64_t b, int scale_d)
+{
+    if constexpr (RT == 64)
+        wg_tf32_n64(d, a, b, scale_d);
+    else
+        wg_tf32_n32(d, a, b, scale_d);
+}
+template <int RT>
+__device__ __forceinline__ void wg_tf32_nh(float (&d)[RT / 4], uint64_t a, uint64_t b, int scale_d)
+{
+    if constexpr (RT == 64)
+        wg_tf32_n32(d, a, b, scale_d);
+    else
+        wg_tf32_n16(d, a, b, scale_d);
+}
+
 /* One stage (shared memory). */
-template <int DKP>
+template <int DKP, int RT>
 struct wg_stage {
     unsigned short *K, *Q, *V;
     float *T, *P, *sc;
@@ -154,7 +218,7 @@ struct wg_stage {
         K = (unsigned short *)base;
         Q = K + TC_C * DKP;
         V = Q + TC_C * DKP;
-        T = (float *)(V + TC_C * TC_R);
+        T = (float *)(V + TC_C * RT);
         P = T + TC_C * TC_C;
         sc = P + TC_C * TC_C;
     }
@@ -240,11 +304,11 @@ struct wg_maps {
 
 /* A chunk's stage (thread 0): the Dk / 8 slices of the k and q rows and the v tile by tensor copies, T, P and
    the scalars from the workspace by bulk copies, all on bar. */
-template <int DKP>
-__device__ __forceinline__ void wg_issue_stage(const wg_maps &m, const wg_stage<DKP> &s, const float *wsb, int64_t b,
+template <int DKP, int RT>
+__device__ __forceinline__ void wg_issue_stage(const wg_maps &m, const wg_stage<DKP, RT> &s, const float *wsb, int64_t b,
                                                int64_t tc, int hk, int h, int r0, int nsl, uint64_t *bar)
 {
-    wg_mbar_expect(bar, (unsigned)(2 * nsl * TC_C * 16 + TC_C * TC_R * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4));
+    wg_mbar_expect(bar, (unsigned)(2 * nsl * TC_C * 16 + TC_C * RT * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4));
     wg_tma5(s.K, &m.k, 0, (int)tc, 0, hk, (int)b, bar);
     wg_tma5(s.Q, &m.q, 0, (int)tc, 0, hk, (int)b, bar);
     wg_tma4(s.V, &m.v, r0, h, (int)tc, (int)b, bar);
@@ -253,7 +317,26 @@ __device__ __forceinline__ void wg_issue_stage(const wg_maps &m, const wg_stage<
     wg_bulk(s.sc, wsb + 2 * TC_C * TC_C, (4 * TC_C + 4) * 4, bar);
 }
 
-/* The thread that issues the stages: lane 0 of warpgroup 1, whose Q S^T is off the chunk's critical path. */
+/* Named barriers of the state pass (0 is __syncthreads): S's bf16 copy written by the chain (warpgroup 0) /
+   read by warpgroup 1's Y; D written / read by warpgroup 1's outputs; and each warpgroup's own. bar.arrive
+   does not wait: every arrival below is matched by the other side's bar.sync before the arriving side can
+   arrive again (the loop's order makes each a strict alternation). */
+#define WG_BAR_S 1
+#define WG_BAR_Y 2
+#define WG_BAR_D 3
+#define WG_BAR_O 4
+#define WG_BAR_L0 5
+#define WG_BAR_L1 6
+__device__ __forceinline__ void wg_bar_sync(int id, int count)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void wg_bar_arrive(int id, int count)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+/* The thread that issues the stages: lane 0 of warpgroup 1, off the state chain. */
 #define WG_PRODUCER 128
 
 /* Two f32 values as one bf16 pair (lo, hi). */
@@ -263,24 +346,27 @@ __device__ __forceinline__ unsigned wg_bf2(float lo, float hi)
     return *(const unsigned *)&v;
 }
 
-/* Pass 2 on wgmma (see the header). Grid (Hv * ceil(Dv / TC_R), N); DKP 64 or 128. */
-template <int DKP>
+/* Pass 2 on wgmma (see the header). Grid (Hv * ceil(Dv / RT), N); DKP 64 or 128; RT, the state rows of a
+   CTA, 32 or 64. */
+template <int DKP, int RT>
 __global__ void __launch_bounds__(TC_THREADS, 1)
     chunk_split_state_wg_kernel(const __grid_constant__ gdn_cuda_params P, const __grid_constant__ wg_maps M)
 {
     static_assert(DKP == 64 || DKP == 128, "chunk_split_state_wg_kernel: Dk padded to 64 or 128");
-    static_assert(TC_THREADS == 256 && TC_C == 64 && TC_R == 32, "chunk_split_state_wg_kernel: two warpgroups");
+    static_assert(RT == 32 || RT == 64, "chunk_split_state_wg_kernel: 32 or 64 state rows");
+    static_assert(TC_THREADS == 256 && TC_C == 64, "chunk_split_state_wg_kernel: two warpgroups, 64-token chunks");
     constexpr int MB = DKP / 64; /* 64-row blocks of S^T in the update */
     extern __shared__ __align__(128) unsigned char sw_raw[];
-    unsigned short *Sb = (unsigned short *)(sw_raw + 2 * wg_stage_bytes(DKP)); /* S, bf16, MN-major [Dk][R] */
-    float *Rt = (float *)(Sb + DKP * TC_R);                                  /* R, tf32, K-major [R][C] */
-    float *Dt = Rt + TC_R * TC_C;                                            /* D, tf32, K-major [R][C] */
-    unsigned short *Dc = (unsigned short *)(Dt + TC_R * TC_C);               /* cf D, bf16, MN-major [C][R] */
-    uint64_t *full = (uint64_t *)(Dc + TC_C * TC_R);                         /* a stage has landed */
+    constexpr int SB = wg_stage_bytes(DKP, RT);
+    unsigned short *Sb = (unsigned short *)(sw_raw + 2 * SB); /* S, bf16, MN-major [Dk][RT] */
+    float *Rt = (float *)(Sb + DKP * RT);                     /* R, tf32, K-major [RT][C] */
+    float *Dt = Rt + RT * TC_C;                               /* D, tf32, K-major [RT][C] */
+    unsigned short *Dc = (unsigned short *)(Dt + RT * TC_C);  /* cf D, bf16, MN-major [C][RT] */
+    uint64_t *full = (uint64_t *)(Dc + TC_C * RT);            /* a stage has landed */
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = warp >> 2, w = warp & 3;
     const int g = lane >> 2, t4 = lane & 3;
-    const sp_tile ct = sp_tile_of(P);
+    const sp_tile ct = sp_tile_of(P, RT);
     const int h = ct.h, r0 = ct.r0, hk = ct.hk, rows = ct.rows, Dk = P.Dk;
     const int64_t prs = ct.prs, pcs = ct.pcs;
     const int nsl = Dk / 8; /* k, q slices the copies bring; those past Dk stay zero */
@@ -292,7 +378,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
     }
     for (int e = tid; e < 2 * (DKP / 8 - nsl) * TC_C; e += TC_THREADS) { /* the slices past Dk, both stages */
         const int st = e / ((DKP / 8 - nsl) * TC_C), r = e % ((DKP / 8 - nsl) * TC_C);
-        const wg_stage<DKP> s(sw_raw + st * wg_stage_bytes(DKP));
+        const wg_stage<DKP, RT> s(sw_raw + st * SB);
         *(uint4 *)(s.K + nsl * TC_C * 8 + 8 * r) = make_uint4(0u, 0u, 0u, 0u);
         *(uint4 *)(s.Q + nsl * TC_C * 8 + 8 * r) = make_uint4(0u, 0u, 0u, 0u);
     }
@@ -306,14 +392,18 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
         seq_tokens(P, n, &b, &t0, &t1);
         const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
         const float *wsn = sp_ws_head(P, n, h);
+        const int nc = (int)((t1 - t0 + TC_C - 1) / TC_C);
 
-        /* warpgroup 0: S^T [Dk][R] in accumulators, block m: rows 64 m + 16 w + g (+ 8), columns 8 i + 2 t4 (+ 1) */
-        float sacc[MB][16];
+        if (tid == WG_PRODUCER && nc > 0)
+            wg_issue_stage<DKP, RT>(M, wg_stage<DKP, RT>(sw_raw), wsn, b, t0, hk, h, r0, nsl, &full[0]);
         if (wg == 0) {
+            /* the state chain. S^T [Dk][RT] in accumulators, block m: rows 64 m + 16 w + g (+ 8), columns
+               8 i + 2 t4 (+ 1) */
+            float sacc[MB][RT / 2];
 #pragma unroll
             for (int m = 0; m < MB; m++)
 #pragma unroll
-                for (int i = 0; i < 4; i++)
+                for (int i = 0; i < RT / 8; i++)
 #pragma unroll
                     for (int hf = 0; hf < 2; hf++) {
                         const int c = 64 * m + 16 * w + g + 8 * hf, r = 8 * i + 2 * t4;
@@ -326,103 +416,180 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
                                               (int64_t)c * pcs];
                             sacc[m][4 * i + 2 * hf + e] = x[e];
                         }
-                        *(unsigned *)(Sb + wg_mn16(c, r)) = wg_bf2(x[0], x[1]);
+                        *(unsigned *)(Sb + wg_mn16<RT>(c, r)) = wg_bf2(x[0], x[1]);
                     }
-        }
-        if (tid == WG_PRODUCER && t0 < t1)
-            wg_issue_stage<DKP>(M, wg_stage<DKP>(sw_raw), wsn, b, t0, hk, h, r0, nsl, &full[0]);
-        int c = 0;
-        for (int64_t tc = t0; tc < t1; tc += TC_C, c++) {
-            const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
-            const wg_stage<DKP> s(sw_raw + (c & 1) * wg_stage_bytes(DKP));
-            __syncthreads(); /* the previous chunk is done with every buffer */
-            if (tid == WG_PRODUCER && tc + TC_C < t1) /* the next chunk's stage, while this one computes */
-                wg_issue_stage<DKP>(M, wg_stage<DKP>(sw_raw + ((c + 1) & 1) * wg_stage_bytes(DKP)),
-                                    wsn + (int64_t)(c + 1) * SP_WSB, b, tc + TC_C, hk, h, r0, nsl, &full[(c + 1) & 1]);
-            wg_mbar_wait(&full[c & 1], (phase >> (c & 1)) & 1u);
-            phase ^= 1u << (c & 1);
-            if (nt < TC_C) /* a sequence's last, short chunk: rows past its tokens to zero (they may hold another
-                              call's data, not zeros: a count below T) */
-                for (int e = tid; e < (TC_C - nt) * (2 * nsl + TC_R / 8); e += TC_THREADS) {
-                    const int t = nt + e % (TC_C - nt), u = e / (TC_C - nt);
-                    unsigned short *dst = u < nsl ? s.K + u * TC_C * 8 + 8 * t
-                                          : u < 2 * nsl ? s.Q + (u - nsl) * TC_C * 8 + 8 * t
-                                                        : s.V + t * TC_R + 8 * (u - 2 * nsl);
-                    *(uint4 *)dst = make_uint4(0u, 0u, 0u, 0u);
+            if (nc > 0) { /* S's bf16 copy, to this warpgroup's X and warpgroup 1's first Y */
+                wg_proxy_fence();
+                wg_bar_sync(WG_BAR_L0, 128);
+                wg_bar_arrive(WG_BAR_S, 256);
+            }
+            for (int c = 0; c < nc; c++) {
+                const int64_t tc = t0 + (int64_t)c * TC_C;
+                const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
+                const wg_stage<DKP, RT> s(sw_raw + (c & 1) * SB);
+                wg_mbar_wait(&full[c & 1], (phase >> (c & 1)) & 1u);
+                phase ^= 1u << (c & 1);
+                if (nt < TC_C) { /* a sequence's last, short chunk: k rows and the v tile past its tokens to zero
+                                    (they may hold another call's data, not zeros: a count below T) */
+                    for (int e = tid; e < (TC_C - nt) * (nsl + RT / 8); e += 128) {
+                        const int t = nt + e % (TC_C - nt), u = e / (TC_C - nt);
+                        unsigned short *dst = u < nsl ? s.K + u * TC_C * 8 + 8 * t : s.V + t * RT + 8 * (u - nsl);
+                        *(uint4 *)dst = make_uint4(0u, 0u, 0u, 0u);
+                    }
+                    wg_proxy_fence();
+                    wg_bar_sync(WG_BAR_L0, 128);
                 }
-            wg_proxy_fence(); /* the state's bf16 copy and those zeros, to the tensor cores */
-            __syncthreads();
-
-            /* warpgroup 0: X = K S^T; warpgroup 1: Y = Q S^T (rows: tokens 16 w + g (+ 8); columns 8 i + 2 t4 (+ 1)) */
-            float acc[16];
-            {
-                const unsigned short *A = wg == 0 ? s.K : s.Q;
+                /* X = K S^T (rows: tokens 16 w + g (+ 8); columns 8 i + 2 t4 (+ 1)) */
+                float acc[RT / 2];
                 wg_fence_acc(acc);
                 wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < DKP / 16; kk++)
-                    wg_bf16_n32<0, 1>(acc, wg_desc(A + 2 * kk * TC_C * 8, TC_C * 16u, 128u),
-                                      wg_desc(Sb + kk * 2 * TC_R * 8, 4 * 128u, 128u), kk);
+                    wg_bf16_nr<RT, 0, 1>(acc, wg_desc(s.K + 2 * kk * TC_C * 8, TC_C * 16u, 128u),
+                                         wg_desc(Sb + kk * 2 * RT * 8, RT * 16u, 128u), kk);
                 wg_commit_wait();
                 wg_fence_acc(acc);
-            }
-            if (wg == 0) { /* R = diag(bt) V - diag(sk) X, to Rt (tf32) */
+                /* R = diag(bt) V - diag(sk) X, to Rt (tf32) */
 #pragma unroll
                 for (int hf = 0; hf < 2; hf++) {
                     const int i = 16 * w + g + 8 * hf;
                     const float sk = s.sc[i], bt = s.sc[TC_C + i];
 #pragma unroll
-                    for (int j = 0; j < 4; j++) {
+                    for (int j = 0; j < RT / 8; j++) {
                         const int r = 8 * j + 2 * t4;
-                        const unsigned vv = *(const unsigned *)(s.V + i * TC_R + r);
+                        const unsigned vv = *(const unsigned *)(s.V + i * RT + r);
                         Rt[wg_k32(r, i)] = tf32r(bt * __uint_as_float(vv << 16) - sk * acc[4 * j + 2 * hf]);
-                        Rt[wg_k32(r + 1, i)] =
-                            tf32r(bt * __uint_as_float(vv & 0xffff0000u) - sk * acc[4 * j + 2 * hf + 1]);
+                        Rt[wg_k32(r + 1, i)] = tf32r(bt * __uint_as_float(vv & 0xffff0000u) - sk * acc[4 * j + 2 * hf + 1]);
                     }
                 }
                 wg_proxy_fence();
-            }
-            __syncthreads();
-            { /* D = T R, warpgroup wg: columns 16 wg .. 16 wg + 15 */
-                float d[8];
+                wg_bar_sync(WG_BAR_L0, 128);
+                /* D = T R */
+                float d[RT / 2];
                 wg_fence_acc(d);
                 wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < TC_C / 8; kk++)
-                    wg_tf32_n16(d, wg_desc(s.T + kk * 2 * 32, 128u, 2048u),
-                                wg_desc(Rt + 2 * wg * TC_C * 8 + kk * 2 * 32, 128u, 2048u), kk);
+                    wg_tf32_nr<RT>(d, wg_desc(s.T + kk * 2 * 32, 128u, 2048u), wg_desc(Rt + kk * 2 * 32, 128u, 2048u),
+                                   kk);
                 wg_commit_wait();
                 wg_fence_acc(d);
+                if (c > 0) /* warpgroup 1 is done with the previous chunk's D */
+                    wg_bar_sync(WG_BAR_O, 256);
 #pragma unroll
                 for (int hf = 0; hf < 2; hf++) {
                     const int i = 16 * w + g + 8 * hf;
                     const float cf = s.sc[3 * TC_C + i];
 #pragma unroll
-                    for (int j = 0; j < 2; j++) {
-                        const int r = 16 * wg + 8 * j + 2 * t4;
+                    for (int j = 0; j < RT / 8; j++) {
+                        const int r = 8 * j + 2 * t4;
                         const float d0 = d[4 * j + 2 * hf], d1 = d[4 * j + 2 * hf + 1];
                         Dt[wg_k32(r, i)] = tf32r(d0);
                         Dt[wg_k32(r + 1, i)] = tf32r(d1);
-                        *(unsigned *)(Dc + wg_mn16(i, r)) = wg_bf2(cf * d0, cf * d1);
+                        *(unsigned *)(Dc + wg_mn16<RT>(i, r)) = wg_bf2(cf * d0, cf * d1);
                     }
                 }
                 wg_proxy_fence();
-            }
-            __syncthreads();
-            if (wg == 1) { /* O = diag(sq) Y + P D */
+                wg_bar_arrive(WG_BAR_D, 256); /* D to warpgroup 1's outputs */
+                wg_bar_sync(WG_BAR_L0, 128);  /* cf D, whole, to the update */
+                /* S'^T = gl S^T + K^T (diag(cf) D) */
+                const float gl = s.sc[4 * TC_C];
 #pragma unroll
-                for (int q = 0; q < 16; q++)
+                for (int m = 0; m < MB; m++)
+#pragma unroll
+                    for (int q = 0; q < RT / 2; q++)
+                        sacc[m][q] *= gl;
+#pragma unroll
+                for (int m = 0; m < MB; m++)
+                    wg_fence_acc(sacc[m]);
+                wg_fence();
+#pragma unroll
+                for (int m = 0; m < MB; m++)
+#pragma unroll
+                    for (int kk = 0; kk < TC_C / 16; kk++)
+                        wg_bf16_nr<RT, 1, 1>(sacc[m], wg_desc(s.K + 8 * m * TC_C * 8 + 2 * kk * 64, 128u, TC_C * 16u),
+                                             wg_desc(Dc + kk * 2 * RT * 8, RT * 16u, 128u), 1);
+                wg_commit_wait();
+#pragma unroll
+                for (int m = 0; m < MB; m++)
+                    wg_fence_acc(sacc[m]);
+                if (c + 1 < nc) { /* the bf16 copy, once warpgroup 1's Y has read the last one */
+                    wg_bar_sync(WG_BAR_Y, 256);
+#pragma unroll
+                    for (int m = 0; m < MB; m++)
+#pragma unroll
+                        for (int i = 0; i < RT / 8; i++)
+#pragma unroll
+                            for (int hf = 0; hf < 2; hf++)
+                                *(unsigned *)(Sb + wg_mn16<RT>(64 * m + 16 * w + g + 8 * hf, 8 * i + 2 * t4)) =
+                                    wg_bf2(sacc[m][4 * i + 2 * hf], sacc[m][4 * i + 2 * hf + 1]);
+                    wg_proxy_fence();
+                    wg_bar_arrive(WG_BAR_S, 256);
+                    wg_bar_sync(WG_BAR_L0, 128);
+                }
+            }
+            if (ws >= 0 && !(t1 == t0 && ws == rs))
+#pragma unroll
+                for (int m = 0; m < MB; m++)
+#pragma unroll
+                    for (int i = 0; i < RT / 8; i++)
+#pragma unroll
+                        for (int q = 0; q < 4; q++) {
+                            const int cc = 64 * m + 16 * w + g + 8 * (q >> 1), r = 8 * i + 2 * t4 + (q & 1);
+                            if (r < rows && cc < Dk)
+                                P.pool[ws * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs +
+                                       (int64_t)cc * pcs] = sacc[m][4 * i + q];
+                        }
+        } else {
+            /* the outputs, a step behind the chain: Y = Q S^T once the chain's bf16 copy of S is out, then
+               O = diag(sq) Y + P D once D is */
+            const bool pairs = P.out && P.out_dtype == GDN_DTYPE_BF16 && P.os[3] == 1 &&
+                               ((P.os[0] | P.os[1] | P.os[2]) & 1) == 0 && ((uintptr_t)P.out & 3) == 0;
+            for (int c = 0; c < nc; c++) {
+                const int64_t tc = t0 + (int64_t)c * TC_C;
+                const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
+                const wg_stage<DKP, RT> s(sw_raw + (c & 1) * SB);
+                wg_bar_sync(WG_BAR_S, 256); /* S's copy entering chunk c; warpgroup 0 done with chunk c - 1 */
+                if (tid == WG_PRODUCER && c + 1 < nc) /* the next chunk's stage, into chunk c - 1's buffers */
+                    wg_issue_stage<DKP, RT>(M, wg_stage<DKP, RT>(sw_raw + ((c + 1) & 1) * SB),
+                                            wsn + (int64_t)(c + 1) * SP_WSB, b, tc + TC_C, hk, h, r0, nsl,
+                                            &full[(c + 1) & 1]);
+                wg_mbar_wait(&full[c & 1], (phase >> (c & 1)) & 1u);
+                phase ^= 1u << (c & 1);
+                if (nt < TC_C) { /* q rows past the tokens to zero, as warpgroup 0's */
+                    for (int e = tid - 128; e < (TC_C - nt) * nsl; e += 128) {
+                        const int t = nt + e % (TC_C - nt), u = e / (TC_C - nt);
+                        *(uint4 *)(s.Q + u * TC_C * 8 + 8 * t) = make_uint4(0u, 0u, 0u, 0u);
+                    }
+                    wg_proxy_fence();
+                    wg_bar_sync(WG_BAR_L1, 128);
+                }
+                float acc[RT / 2];
+                wg_fence_acc(acc);
+                wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < DKP / 16; kk++)
+                    wg_bf16_nr<RT, 0, 1>(acc, wg_desc(s.Q + 2 * kk * TC_C * 8, TC_C * 16u, 128u),
+                                         wg_desc(Sb + kk * 2 * RT * 8, RT * 16u, 128u), kk);
+                wg_commit_wait();
+                wg_fence_acc(acc);
+                if (c + 1 < nc) /* done with the copy: the chain may write the next */
+                    wg_bar_arrive(WG_BAR_Y, 256);
+#pragma unroll
+                for (int q = 0; q < RT / 2; q++)
                     acc[q] *= s.sc[2 * TC_C + 16 * w + g + 8 * ((q >> 1) & 1)];
+                wg_bar_sync(WG_BAR_D, 256); /* D of chunk c */
                 wg_fence_acc(acc);
                 wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < TC_C / 8; kk++)
-                    wg_tf32_n32(acc, wg_desc(s.P + kk * 2 * 32, 128u, 2048u), wg_desc(Dt + kk * 2 * 32, 128u, 2048u),
-                                1);
+                    wg_tf32_nr<RT>(acc, wg_desc(s.P + kk * 2 * 32, 128u, 2048u),
+                                   wg_desc(Dt + kk * 2 * 32, 128u, 2048u), 1);
                 wg_commit_wait();
                 wg_fence_acc(acc);
-                if (P.out && P.out_dtype == GDN_DTYPE_BF16 && P.os[3] == 1 && ((P.os[0] | P.os[1] | P.os[2]) & 1) == 0 &&
-                    ((uintptr_t)P.out & 3) == 0) { /* pairs of columns, one 32-bit store each */
+                if (c + 1 < nc) /* done with D: the chain may write the next */
+                    wg_bar_arrive(WG_BAR_O, 256);
+                if (pairs) { /* pairs of columns, one 32-bit store each */
                     unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + (int64_t)h * P.os[2] + r0;
 #pragma unroll
                     for (int hf = 0; hf < 2; hf++) {
@@ -430,7 +597,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
                         if (i < nt) {
                             unsigned short *oi = ob + (tc + i) * P.os[1];
 #pragma unroll
-                            for (int j = 0; j < 4; j++) {
+                            for (int j = 0; j < RT / 8; j++) {
                                 const int r = 8 * j + 2 * t4;
                                 if (r < rows) /* rows is a multiple of 8 */
                                     *(unsigned *)(oi + r) = wg_bf2(acc[4 * j + 2 * hf], acc[4 * j + 2 * hf + 1]);
@@ -445,7 +612,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
                         if (i < nt) {
                             const int64_t oi = ob + (tc + i) * P.os[1];
 #pragma unroll
-                            for (int j = 0; j < 4; j++)
+                            for (int j = 0; j < RT / 8; j++)
 #pragma unroll
                                 for (int e = 0; e < 2; e++) {
                                     const int r = 8 * j + 2 * t4 + e;
@@ -455,50 +622,9 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
                         }
                     }
                 }
-            } else { /* S'^T = gl S^T + K^T (diag(cf) D); then its bf16 copy */
-                const float gl = s.sc[4 * TC_C];
-#pragma unroll
-                for (int m = 0; m < MB; m++)
-#pragma unroll
-                    for (int q = 0; q < 16; q++)
-                        sacc[m][q] *= gl;
-#pragma unroll
-                for (int m = 0; m < MB; m++)
-                    wg_fence_acc(sacc[m]);
-                wg_fence();
-#pragma unroll
-                for (int m = 0; m < MB; m++)
-#pragma unroll
-                    for (int kk = 0; kk < TC_C / 16; kk++)
-                        wg_bf16_n32<1, 1>(sacc[m], wg_desc(s.K + 8 * m * TC_C * 8 + 2 * kk * 64, 128u, TC_C * 16u),
-                                          wg_desc(Dc + kk * 2 * TC_R * 8, 4 * 128u, 128u), 1);
-                wg_commit_wait();
-#pragma unroll
-                for (int m = 0; m < MB; m++)
-                    wg_fence_acc(sacc[m]);
-#pragma unroll
-                for (int m = 0; m < MB; m++)
-#pragma unroll
-                    for (int i = 0; i < 4; i++)
-#pragma unroll
-                        for (int hf = 0; hf < 2; hf++)
-                            *(unsigned *)(Sb + wg_mn16(64 * m + 16 * w + g + 8 * hf, 8 * i + 2 * t4)) =
-                                wg_bf2(sacc[m][4 * i + 2 * hf], sacc[m][4 * i + 2 * hf + 1]);
             }
         }
-        if (wg == 0 && ws >= 0 && !(t1 == t0 && ws == rs))
-#pragma unroll
-            for (int m = 0; m < MB; m++)
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-#pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        const int cc = 64 * m + 16 * w + g + 8 * (q >> 1), r = 8 * i + 2 * t4 + (q & 1);
-                        if (r < rows && cc < Dk)
-                            P.pool[ws * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)cc * pcs] =
-                                sacc[m][4 * i + q];
-                    }
-        __syncthreads();
+        __syncthreads(); /* the sequence is done with every buffer before the next one's loads */
     }
 }
 

@@ -40,9 +40,9 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *plan, char *err
 gdn_status gdn_cuda_conv1d_forward(gdn_cuda_context *c, const gdn_conv_plan *plan, char *err, size_t err_len);
 
 /* Tests: calls launched on the two-pass chunked kernels (chunked_split.cuh) in this process, the groups of
- * sequences they were launched in (more groups than calls: some call's workspace held only part of it), and
- * the calls whose state pass ran on wgmma (chunked_wg.cuh). */
-void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls);
+ * sequences they were launched in (more groups than calls: some call's workspace held only part of it), the
+ * calls whose state pass ran on wgmma (chunked_wg.cuh), and those of them with 64 state rows per CTA. */
+void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls, long long *wg64_calls);
 
 /* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),
  * everything else exactly as gdn_conv_plan_make. Defined in core/conv_validate.c (no CUDA needed). */

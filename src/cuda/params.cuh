@@ -100,6 +100,7 @@ typedef struct gdn_cuda_params {
     int64_t n0, n1;     /* the two-pass kernels: the sequences [n0, n1) of the group launched */
     int split_wg;       /* their state pass on wgmma where it applies (chunked_wg.cuh; sm_90a code); the launcher
                            sets it to whether it runs, which is also the prep pass's layout of T and P */
+    int wg_rt;          /* its state rows per CTA: 32, 64, or 0 (the launcher chooses by the grid) */
     gdn_cuda_words *words;
     unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
 } gdn_cuda_params;

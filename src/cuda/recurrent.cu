@@ -1292,11 +1292,12 @@ int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p)
     return chunk_prefill_ok(p) ? chunk_split_ws_floats(p) : 0;
 }
 
-void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls)
+void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls, long long *wg64_calls)
 {
     *calls = g_split_calls.load();
     *groups = g_split_groups.load();
     *wg_calls = g_split_wg_calls.load();
+    *wg64_calls = g_split_wg64_calls.load();
 }
 
 const char *gdn_cuda_recurrent_name(int k_dim)
@@ -1387,7 +1388,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
         p.qk_vec = qk_vec_ok(&p);
         if (p.ws && chunk_split_ok(&p) && p.ws_floats >= chunk_split_seq_floats(&p))
             /* the two passes where the context gave a workspace (for one sequence at least) */
-            return launch_chunk_split(p, cfg);
+            return launch_chunk_split(p, cfg, num_sms);
         return p.chunk_tc ? launch_chunk_tc(p, cfg) : launch_chunk_prefill(p, cfg);
     }
 
