@@ -3,30 +3,34 @@
  * (wgmma): chunk_split_state_wg_kernel, the second pass of chunk_split_bf16__cuda_wgmma; included by
  * chunked_split.cuh, whose prep pass (T, P and the scalars per chunk in the workspace) it reads.
  *
- * Math per chunk (chunked_split.cuh's notation; S the state tile [R = TC_R rows of Dv][Dk]):
- *     X = K S^T, Y = Q S^T                       [C][R]    bf16 operands (k, q as given; S rounded to bf16)
- *     R = diag(bt) V - diag(sk) X,  D = T R       [C][R]    tf32 operands (T, R rounded to tf32)
- *     O = diag(sq) Y + P D                        [C][R]    tf32
- *     S'^T = gl S^T + K^T (diag(cf) D)            [Dk][R]   bf16 operands (k as given, cf D rounded to bf16)
- * every product with f32 accumulation; the state itself stays f32, in the update warpgroup's accumulators,
+ * Math per chunk (chunked_split.cuh's notation; S the state tile [RT rows of Dv][Dk], RT = 32 or 64):
+ *     X = K S^T, Y = Q S^T                       [C][RT]   bf16 operands (k, q as given; S rounded to bf16)
+ *     R = diag(bt) V - diag(sk) X,  D = T R       [C][RT]   tf32 operands (T, R rounded to tf32)
+ *     O = diag(sq) Y + P D                        [C][RT]   tf32
+ *     S'^T = gl S^T + K^T (diag(cf) D)            [Dk][RT]  bf16 operands (k as given, cf D rounded to bf16)
+ * every product with f32 accumulation; the state itself stays f32, in the chain warpgroup's accumulators,
  * across the chunks; the bf16 copy of it is only an operand.
  *
- * One CTA of two warpgroups per (value head, R = 32 state rows, sequence). Operands are read by the tensor
- * cores straight from shared memory, in the no-swizzle core-matrix layout (8 rows of 16 bytes, 128
- * contiguous bytes per core; tests/probe_sm90.cu checked the descriptor reading on the H200: the leading byte
- * offset steps along K, the stride byte offset along M / N). A chunk's k and q rows arrive as Dk / 8 slices
- * of [C tokens][8 columns] (one 5-D tensor-map box each), which wgmma reads as K (K-major, tokens x Dk) for X
- * and as K^T (MN-major) for the update without a copy; the v tile by a 4-D box, T, P (in core layout, from
- * the prep pass) and the scalars by bulk copies, all on one mbarrier per stage, issued by lane 0 of
- * warpgroup 1 at the start of the chunk before (two stages). Per chunk: warpgroup 0 X then R; warpgroup 1 Y;
- * both D (16 columns each); then warpgroup 1 the outputs, warpgroup 0 the update and the state's bf16 copy.
+ * One CTA of two warpgroups per (value head, RT state rows, sequence); the launcher takes RT = 64 once 32 would
+ * need more than one wave of the SMs (half the CTAs, each chunk's stage shared by twice the rows). Operands are
+ * read by the tensor cores straight from shared memory, in the no-swizzle core-matrix layout (8 rows of 16
+ * bytes, 128 contiguous bytes per core; tests/probe_sm90.cu checked the descriptor reading on the H200: the
+ * leading byte offset steps along K, the stride byte offset along M / N). A chunk's k and q rows arrive as
+ * Dk / 8 slices of [C tokens][8 columns] (one 5-D tensor-map box each), which wgmma reads as K (K-major,
+ * tokens x Dk) for X and as K^T (MN-major) for the update without a copy; the v tile by a 4-D box, T, P (in
+ * core layout, from the prep pass) and the scalars by bulk copies, all on one mbarrier per stage (two
+ * stages). Warpgroup 0 walks the state chain alone: X, R, D, cf D, the update and S's bf16 copy, on its own
+ * named barrier. Warpgroup 1 computes the outputs a step behind: Y once the chain's copy of S entering the
+ * chunk is out, O once D is; its lane 0 issues chunk c + 1's stage once the chain is past chunk c - 1. The
+ * two meet on four named barriers (WG_BAR_S, _Y, _D, _O), each a strict alternation of one side's bar.arrive
+ * and the other's bar.sync.
  *
  * Assumptions (launch_chunk_split_k): those of chunk_split_ok, bf16 activations, 32 < Dk <= 128 (padded to
  * 64 or 128; gdn_cuda_split_wg_shape_ok), T < 2^31, tensor maps that encode (the driver's
  * cuTensorMapEncodeTiled; else the mma.sync state pass runs), a compute capability 9.x device (the sm_90a
  * code; the context's sm90). Accuracy: bf16 rounding of S in X and Y and of cf D in the update: T = 4096
- * output relative RMS 2.6e-3 (docs/PERF.md, session 9). H200, Qwen3.6 layer, B=1 T=4096: 0.24 ms for both
- * passes.
+ * output relative RMS 2.6e-3 (docs/PERF.md, session 9). H200, Qwen3.6 layer (docs/PERF.md, session 10): B=1
+ * T=4096 0.22 ms for both passes, B=64 T=4096 9.5 ms.
  */
 #ifndef GDN_CUDA_CHUNKED_WG_CUH
 #define GDN_CUDA_CHUNKED_WG_CUH
