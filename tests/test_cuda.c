@@ -25,8 +25,9 @@
  *      GDN_CUDA_CHUNK_SPLIT=0 ("chunk tc": chunk_tc_kernel on every case), then with it 1 ("chunk split": the
  *      two-pass kernels of chunked_split.cuh where they apply, counted, plus a batch run in groups of
  *      sequences), then with it 2 ("chunk split wg": the same with their state pass on wgmma where it
- *      applies, chunked_wg.cuh, counted on a compute capability 9.x device), then with GDN_CUDA_WG_RT=64 too
- *      ("chunk split wg64": that state pass at 64 state rows per CTA, counted);
+ *      applies, chunked_wg.cuh, counted on a compute capability 9.x device), then with GDN_CUDA_WG_RT=64 and
+ *      GDN_CUDA_PREP_SHARE=1 too ("chunk split wg64": that state pass at 64 state rows per CTA, counted, and
+ *      every prep CTA per key head, which small calls otherwise take per value head);
  *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check; token loop
  *      and chunked kernel) and
  *      3000 sequences of the Qwen3.6 shape's ratio with small heads;
@@ -2085,8 +2086,10 @@ int main(int argc, char **argv)
         setenv("GDN_CUDA_CHUNK_SPLIT", "2", 1);
         run_split(sanitize, 1);
         setenv("GDN_CUDA_WG_RT", "64", 1);
+        setenv("GDN_CUDA_PREP_SHARE", "1", 1); /* and every prep CTA per key head (the small cases' rule: per value head) */
         run_split(sanitize, 2);
         unsetenv("GDN_CUDA_WG_RT");
+        unsetenv("GDN_CUDA_PREP_SHARE");
         for (int i = 0; i < 2; i++) {
             const char *var = i ? "GDN_CUDA_CHUNK_WS_MB" : "GDN_CUDA_CHUNK_SPLIT";
             if (was[i])

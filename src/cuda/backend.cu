@@ -35,6 +35,8 @@ struct gdn_cuda_context {
     int sm90;                    /* compute capability 9.x: the sm_90a code runs */
     int wg_rt;                   /* GDN_CUDA_WG_RT (tests, tuning): the wgmma state pass's rows per CTA, 32 or
                                     64; 0 = the launcher chooses by the grid */
+    int prep_share;              /* GDN_CUDA_PREP_SHARE (tests): the two passes' prep CTAs per key head (1) or per
+                                    value head (0); -1 = the launcher chooses by the grid */
     int64_t ws_max;              /* workspace cap in floats (GDN_CUDA_CHUNK_WS_MB, default 2048 MiB; a fraction
                                     allowed, for tests of the grouping) */
     float *ws;                   /* device workspace of the two-pass chunked kernels, grown outside capture */
@@ -126,6 +128,8 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->chunk_split = split && split[0] == '0' ? 0 : split && split[0] == '1' ? 1 : 2;
     const char *wg_rt = getenv("GDN_CUDA_WG_RT"); /* tuning: the wgmma state pass's rows per CTA, 32 or 64 */
     c->wg_rt = wg_rt && atoi(wg_rt) == 32 ? 32 : wg_rt && atoi(wg_rt) == 64 ? 64 : 0;
+    const char *share = getenv("GDN_CUDA_PREP_SHARE"); /* tests: the prep pass per key head (1) or value head (0) */
+    c->prep_share = share && share[0] == '0' ? 0 : share && share[0] == '1' ? 1 : -1;
     c->sm90 = major == 9;
     const char *wsmb = getenv("GDN_CUDA_CHUNK_WS_MB");
     const double mb = wsmb ? atof(wsmb) : 0.0;
@@ -352,6 +356,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     chunk_workspace(c, &p);
     p.split_wg = c->chunk_split == 2 && c->sm90;
     p.wg_rt = c->wg_rt;
+    p.prep_vpc = c->prep_share; /* the launcher turns it into value heads per CTA */
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
                                        c->fast_lpr, c->fast_j)) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -193,9 +193,10 @@ __device__ __forceinline__ void sp_piece(int wg, int e, int *i, int *cc)
 }
 
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
-   Hk, N): a CTA takes a key head's chunk and every value head that reads it (P.ratio of them), so the raw rows,
-   their norms and the products K K^T, Q K^T are made once for all of them; per value head the decays, L, P, the
-   inverses and the solve follow in turn, on shared memory the raw rows held before. */
+   Hk ratio / prep_vpc, N): a CTA takes a key head's chunk and prep_vpc of the value heads that read it (all
+   P.ratio of them where the grid is large enough), so the raw rows, their norms and the products K K^T, Q K^T
+   are made once for them; per value head the decays, L, P, the inverses and the solve follow in turn, on
+   shared memory the raw rows held before. */
 template <int DKP, bool F16>
 __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
 {
@@ -211,7 +212,8 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
     float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
-    const int c = (int)blockIdx.x, hk = (int)blockIdx.y;
+    const int c = (int)blockIdx.x, hk = (int)blockIdx.y / (P.ratio / P.prep_vpc);
+    const int v0 = (int)blockIdx.y % (P.ratio / P.prep_vpc) * P.prep_vpc; /* this CTA's first value head of hk's */
     const int64_t n = P.n0 + blockIdx.z;
     const bool upd = warp < 4;
     const int mt = upd ? warp : 7 - warp;
@@ -230,7 +232,7 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
     sp_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qh);
     sp_commit();
     float gv, be; /* the next value head's raw gate and beta (thread t < nt: token t) */
-    tc_load_gates(P, b, tc, nt, P.grouped ? hk * P.ratio : hk, &gv, &be);
+    tc_load_gates(P, b, tc, nt, P.grouped ? hk * P.ratio + v0 : hk + v0 * P.Hk, &gv, &be);
     sp_wait<0>();
     __syncthreads();
 
@@ -284,7 +286,7 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
     }
 
 #pragma unroll 1
-    for (int v = 0; v < P.ratio; v++) {
+    for (int v = v0; v < v0 + P.prep_vpc; v++) {
         const int h = P.grouped ? hk * P.ratio + v : hk + v * P.Hk;
         float *wsb = sp_ws_head(P, n, h) + (int64_t)c * SP_WSB;
         if (tid < TC_C) {
@@ -296,7 +298,7 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
             lc[tid] = l;
             bet[tid] = bb;
         }
-        if (v + 1 < P.ratio) /* the next value head's gates, in flight while this one is worked */
+        if (v + 1 < v0 + P.prep_vpc) /* the next value head's gates, in flight while this one is worked */
             tc_load_gates(P, b, tc, nt, P.grouped ? h + 1 : h + P.Hk, &gv, &be);
         __syncthreads(); /* lc, bet, the norms; every warp done with the raw rows (or the previous head's L, P, T) */
         if (warp == 7) { /* the running sums of the log decays */
@@ -756,6 +758,12 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
                     wg_map_v(&maps.v, p.v, p.vs, p.Dv, p.Hv, p.T, p.N, rt);
     p.split_wg = wg; /* also the prep pass's layout of T and P */
     const int tile = wg ? rt : TC_R;
+    /* the prep pass: a CTA per key head and chunk once that grid covers the SMs (the value heads that share
+       the key head share its products), else per value head and chunk (each CTA half as long); docs/PERF.md,
+       session 10 */
+    const bool share = p.prep_vpc >= 0 ? p.prep_vpc == 1
+                                        : (p.T + TC_C - 1) / TC_C * p.Hk * (p.N < group ? p.N : group) >= (int64_t)num_sms;
+    p.prep_vpc = share ? p.ratio : 1;
     const fn_t prep = chunk_split_prep_kernel<DKP, F16>, state = chunk_split_state_kernel<DKP, F16>;
     constexpr int DW = DKP >= 64 ? DKP : 64;
     const wg_fn_t state_wg = rt == 64 ? chunk_split_state_wg_kernel<DW, 64> : chunk_split_state_wg_kernel<DW, 32>;
@@ -777,7 +785,8 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     for (p.n0 = 0; p.n0 < p.N; p.n0 += group) {
         p.n1 = p.N - p.n0 < group ? p.N : p.n0 + group;
         g_split_groups++;
-        cfg.gridDim = dim3((unsigned)((p.T + TC_C - 1) / TC_C), (unsigned)p.Hk, (unsigned)(p.n1 - p.n0));
+        cfg.gridDim = dim3((unsigned)((p.T + TC_C - 1) / TC_C), (unsigned)(p.Hk * (p.ratio / p.prep_vpc)),
+                           (unsigned)(p.n1 - p.n0));
         cfg.dynamicSmemBytes = sp;
         if (p.T > 0 && (e = cudaLaunchKernelEx(&cfg, prep, p)) != cudaSuccess)
             return e;

@@ -300,13 +300,13 @@ __device__ __forceinline__ void wg_bulk(void *dst, const void *src, unsigned byt
 }
 
 /* The tensor maps of a call's q, k rows ([N][T][Hk][Dk] by their strides: one 5-D box of 8 columns x C tokens
-   x Dk / 8 slices x 1 head x 1 lands a chunk's rows slice by slice) and v rows (a 4-D box of R columns x 1 head
+   x Dk / 8 slices x 1 head x 1 lands a chunk's rows slice by slice) and v rows (a 4-D box of RT columns x 1 head
    x C tokens x 1); zeros past T, Dk, Dv. */
 struct wg_maps {
     CUtensorMap q, k, v;
 };
 
-/* A chunk's stage (thread 0): the Dk / 8 slices of the k and q rows and the v tile by tensor copies, T, P and
+/* A chunk's stage (one thread, WG_PRODUCER): the Dk / 8 slices of the k and q rows and the v tile by tensor copies, T, P and
    the scalars from the workspace by bulk copies, all on bar. */
 template <int DKP, int RT>
 __device__ __forceinline__ void wg_issue_stage(const wg_maps &m, const wg_stage<DKP, RT> &s, const float *wsb, int64_t b,

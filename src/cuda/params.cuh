@@ -101,6 +101,8 @@ typedef struct gdn_cuda_params {
     int split_wg;       /* their state pass on wgmma where it applies (chunked_wg.cuh; sm_90a code); the launcher
                            sets it to whether it runs, which is also the prep pass's layout of T and P */
     int wg_rt;          /* its state rows per CTA: 32, 64, or 0 (the launcher chooses by the grid) */
+    int prep_vpc;       /* their prep pass's value heads per CTA: ratio or 1, set by the launcher from the
+                           caller's 1 (per key head: ratio), 0 (per value head: 1) or -1 (by the grid) */
     gdn_cuda_words *words;
     unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
 } gdn_cuda_params;
