@@ -72,6 +72,58 @@ __device__ __forceinline__ sp_tile sp_tile_of(const gdn_cuda_params &P, int rt)
     return t;
 }
 
+/* Two f32 values as one bf16 pair (lo, hi). */
+__device__ __forceinline__ unsigned sp_bf2(float lo, float hi)
+{
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *(const unsigned *)&v;
+}
+/* Can the outputs go as bf16 pairs, one 32-bit store per two columns (bf16 output, unit column stride, even
+   outer strides, a 4-byte aligned base)? The state passes' column pairs start at even columns. */
+__device__ __forceinline__ bool sp_out_pairs(const gdn_cuda_params &P)
+{
+    return P.out && P.out_dtype == GDN_DTYPE_BF16 && P.os[3] == 1 && ((P.os[0] | P.os[1] | P.os[2]) & 1) == 0 &&
+           ((uintptr_t)P.out & 3) == 0;
+}
+/* A warp's share of a chunk's outputs in the state passes: token rows i0 and i0 + 8 of the chunk starting at
+   token tc (those below nt), state-tile columns 8 j + 2 t4 and the next for j < NJ (those below rows, a multiple
+   of 8), of head h's rows r0 ..; x(j, hf, e) the value at (row i0 + 8 hf, column 8 j + 2 t4 + e). pairs:
+   sp_out_pairs. */
+template <int NJ, class X>
+__device__ __forceinline__ void sp_store_out(const gdn_cuda_params &P, bool pairs, int64_t b, int h, int r0, int rows,
+                                             int64_t tc, int nt, int i0, int t4, X x)
+{
+    if (pairs) {
+        unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + (int64_t)h * P.os[2] + r0;
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++)
+            if (i0 + 8 * hf < nt) {
+                unsigned short *oi = ob + (tc + i0 + 8 * hf) * P.os[1];
+#pragma unroll
+                for (int j = 0; j < NJ; j++) {
+                    const int r = 8 * j + 2 * t4;
+                    if (r < rows)
+                        *(unsigned *)(oi + r) = sp_bf2(x(j, hf, 0), x(j, hf, 1));
+                }
+            }
+    } else if (P.out) {
+        const int64_t ob = b * P.os[0] + (int64_t)h * P.os[2] + (int64_t)r0 * P.os[3];
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++)
+            if (i0 + 8 * hf < nt) {
+                const int64_t oi = ob + (tc + i0 + 8 * hf) * P.os[1];
+#pragma unroll
+                for (int j = 0; j < NJ; j++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int r = 8 * j + 2 * t4 + e;
+                        if (r < rows)
+                            st_elem(P.out, P.out_dtype, oi + r * P.os[3], x(j, hf, e));
+                    }
+            }
+    }
+}
+
 #include "chunked_wg.cuh" /* the state pass on wgmma, and the core layout the prep pass writes for it */
 
 __host__ __device__ constexpr int sp_ld16(int dkp)
@@ -125,14 +177,6 @@ __device__ __forceinline__ void sp_pair(unsigned w, unsigned *lo, unsigned *hi)
         *lo = w << 16;
         *hi = w & 0xffff0000u;
     }
-}
-template <bool F16>
-__device__ __forceinline__ unsigned sp_one(unsigned short x)
-{
-    if constexpr (F16)
-        return __float_as_uint(__half2float(__ushort_as_half(x)));
-    else
-        return (unsigned)x << 16;
 }
 /* c += a b, m16n8k16, 16-bit operands (bf16, or f16 with F16), f32 accumulation: a holds (row g, columns
    2t, 2t + 1), (row g + 8, the same), (row g, columns 2t + 8, 2t + 9), (row g + 8, the same); b (rows 2t, 2t + 1,
@@ -479,6 +523,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const sp_tile ct = sp_tile_of(P, TC_R);
     const int h = ct.h, r0 = ct.r0, hk = ct.hk, Dk = P.Dk;
+    const bool out_pairs = sp_out_pairs(P);
     const bool upd = warp < 4;
     const int mt = upd ? warp : warp - 4;
     const int sm0 = 16 * (warp & 1), sn0 = 8 * NTW * ((warp >> 1) & 1);
@@ -591,24 +636,8 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
                         mma_tf32(accs[j], a, bb);
                     }
                 }
-                if (P.out) {
-                    const int64_t ob = b * P.os[0] + (int64_t)h * P.os[2] + (int64_t)r0 * P.os[3];
-#pragma unroll
-                    for (int hf = 0; hf < 2; hf++) {
-                        const int i = 16 * mt + g + 8 * hf;
-                        if (i < nt) {
-                            const int64_t oi = ob + (tc + i) * P.os[1];
-#pragma unroll
-                            for (int j = 0; j < TC_R / 8; j++)
-#pragma unroll
-                                for (int e = 0; e < 2; e++) {
-                                    const int r = 8 * j + 2 * t4 + e;
-                                    if (r < ct.rows)
-                                        st_elem(P.out, P.out_dtype, oi + r * P.os[3], accs[j][2 * hf + e]);
-                                }
-                        }
-                    }
-                }
+                sp_store_out<TC_R / 8>(P, out_pairs, b, h, r0, ct.rows, tc, nt, 16 * mt + g, t4,
+                                       [&](int j, int hf, int e) { return accs[j][2 * hf + e]; });
             } else { /* the state: S' = gl S + (diag(cf) D)^T K, this warp's fragment */
                 const float *cf = s.sc + 3 * TC_C;
                 const float gl = s.sc[4 * TC_C];
@@ -732,8 +761,9 @@ static bool wg_map_kq(CUtensorMap *m, const void *base, const int64_t *st, int64
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* The wgmma state pass's rows per CTA for a group of n sequences: 64 (half the CTAs, each about 1.3 times as
-   long a chunk; docs/PERF.md, session 10) once 32 would take more than one wave of the SMs, else 32. */
+/* The wgmma state pass's rows per CTA for a group of n sequences: 64 (half the CTAs, each chunk about 1.4 times
+   as long: B=1 T=4096 282.5 against 222.7 us for the call; docs/PERF.md, session 10) once 32 would take more
+   than one wave of the SMs, else 32. */
 static int wg_rows_per_cta(const gdn_cuda_params &p, int64_t n, int num_sms)
 {
     if (p.wg_rt)

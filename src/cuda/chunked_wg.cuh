@@ -135,20 +135,6 @@ __device__ __forceinline__ void wg_tf32_n32(float (&d)[16], uint64_t a, uint64_t
     (void)d, (void)a, (void)b, (void)scale_d;
 #endif
 }
-/* d (+)= A B^T, m64n16k8, tf32 operands (K-major). */
-__device__ __forceinline__ void wg_tf32_n16(float (&d)[8], uint64_t a, uint64_t b, int scale_d)
-{
-#if WG_ARCH
-    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %10, 0;\n\t"
-                 "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
-                 "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-                 : "l"(a), "l"(b), "r"(scale_d));
-#else
-    (void)d, (void)a, (void)b, (void)scale_d;
-#endif
-}
-
 /* d (+)= A B^T, m64n64k16, bf16 operands; TA, TB as wg_bf16_n32. */
 template <int TA, int TB>
 __device__ __forceinline__ void wg_bf16_n64(float (&d)[32], uint64_t a, uint64_t b, int scale_d)
@@ -186,7 +172,7 @@ __device__ __forceinline__ void wg_tf32_n64(float (&d)[32], uint64_t a, uint64_t
     (void)d, (void)a, (void)b, (void)scale_d;
 #endif
 }
-/* The products by the tile's width RT (32 or 64): bf16 m64nRTk16, tf32 m64nRTk8 and m64n(RT/2)k8. */
+/* The products by the tile's width RT (32 or 64): bf16 m64nRTk16, tf32 m64nRTk8. */
 template <int RT, int TA, int TB>
 __device__ __forceinline__ void wg_bf16_nr(float (&d)[RT / 2], uint64_t a, uint64_t b, int scale_d)
 {
@@ -203,15 +189,6 @@ __device__ __forceinline__ void wg_tf32_nr(float (&d)[RT / 2], uint64_t a, uint6
     else
         wg_tf32_n32(d, a, b, scale_d);
 }
-template <int RT>
-__device__ __forceinline__ void wg_tf32_nh(float (&d)[RT / 4], uint64_t a, uint64_t b, int scale_d)
-{
-    if constexpr (RT == 64)
-        wg_tf32_n32(d, a, b, scale_d);
-    else
-        wg_tf32_n16(d, a, b, scale_d);
-}
-
 /* One stage (shared memory). */
 template <int DKP, int RT>
 struct wg_stage {
@@ -343,12 +320,6 @@ __device__ __forceinline__ void wg_bar_arrive(int id, int count)
 /* The thread that issues the stages: lane 0 of warpgroup 1, off the state chain. */
 #define WG_PRODUCER 128
 
-/* Two f32 values as one bf16 pair (lo, hi). */
-__device__ __forceinline__ unsigned wg_bf2(float lo, float hi)
-{
-    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *(const unsigned *)&v;
-}
 
 /* Pass 2 on wgmma (see the header). Grid (Hv * ceil(Dv / RT), N); DKP 64 or 128; RT, the state rows of a
    CTA, 32 or 64. */
@@ -420,7 +391,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
                                               (int64_t)c * pcs];
                             sacc[m][4 * i + 2 * hf + e] = x[e];
                         }
-                        *(unsigned *)(Sb + wg_mn16<RT>(c, r)) = wg_bf2(x[0], x[1]);
+                        *(unsigned *)(Sb + wg_mn16<RT>(c, r)) = sp_bf2(x[0], x[1]);
                     }
             if (nc > 0) { /* S's bf16 copy, to this warpgroup's X and warpgroup 1's first Y */
                 wg_proxy_fence();
@@ -490,7 +461,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
                         const float d0 = d[4 * j + 2 * hf], d1 = d[4 * j + 2 * hf + 1];
                         Dt[wg_k32(r, i)] = tf32r(d0);
                         Dt[wg_k32(r + 1, i)] = tf32r(d1);
-                        *(unsigned *)(Dc + wg_mn16<RT>(i, r)) = wg_bf2(cf * d0, cf * d1);
+                        *(unsigned *)(Dc + wg_mn16<RT>(i, r)) = sp_bf2(cf * d0, cf * d1);
                     }
                 }
                 wg_proxy_fence();
@@ -526,7 +497,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
 #pragma unroll
                             for (int hf = 0; hf < 2; hf++)
                                 *(unsigned *)(Sb + wg_mn16<RT>(64 * m + 16 * w + g + 8 * hf, 8 * i + 2 * t4)) =
-                                    wg_bf2(sacc[m][4 * i + 2 * hf], sacc[m][4 * i + 2 * hf + 1]);
+                                    sp_bf2(sacc[m][4 * i + 2 * hf], sacc[m][4 * i + 2 * hf + 1]);
                     wg_proxy_fence();
                     wg_bar_arrive(WG_BAR_S, 256);
                     wg_bar_sync(WG_BAR_L0, 128);
@@ -547,8 +518,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
         } else {
             /* the outputs, a step behind the chain: Y = Q S^T once the chain's bf16 copy of S is out, then
                O = diag(sq) Y + P D once D is */
-            const bool pairs = P.out && P.out_dtype == GDN_DTYPE_BF16 && P.os[3] == 1 &&
-                               ((P.os[0] | P.os[1] | P.os[2]) & 1) == 0 && ((uintptr_t)P.out & 3) == 0;
+            const bool pairs = sp_out_pairs(P);
             for (int c = 0; c < nc; c++) {
                 const int64_t tc = t0 + (int64_t)c * TC_C;
                 const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
@@ -593,39 +563,8 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
                 wg_fence_acc(acc);
                 if (c + 1 < nc) /* done with D: the chain may write the next */
                     wg_bar_arrive(WG_BAR_O, 256);
-                if (pairs) { /* pairs of columns, one 32-bit store each */
-                    unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + (int64_t)h * P.os[2] + r0;
-#pragma unroll
-                    for (int hf = 0; hf < 2; hf++) {
-                        const int i = 16 * w + g + 8 * hf;
-                        if (i < nt) {
-                            unsigned short *oi = ob + (tc + i) * P.os[1];
-#pragma unroll
-                            for (int j = 0; j < RT / 8; j++) {
-                                const int r = 8 * j + 2 * t4;
-                                if (r < rows) /* rows is a multiple of 8 */
-                                    *(unsigned *)(oi + r) = wg_bf2(acc[4 * j + 2 * hf], acc[4 * j + 2 * hf + 1]);
-                            }
-                        }
-                    }
-                } else if (P.out) {
-                    const int64_t ob = b * P.os[0] + (int64_t)h * P.os[2] + (int64_t)r0 * P.os[3];
-#pragma unroll
-                    for (int hf = 0; hf < 2; hf++) {
-                        const int i = 16 * w + g + 8 * hf;
-                        if (i < nt) {
-                            const int64_t oi = ob + (tc + i) * P.os[1];
-#pragma unroll
-                            for (int j = 0; j < RT / 8; j++)
-#pragma unroll
-                                for (int e = 0; e < 2; e++) {
-                                    const int r = 8 * j + 2 * t4 + e;
-                                    if (r < rows)
-                                        st_elem(P.out, P.out_dtype, oi + r * P.os[3], acc[4 * j + 2 * hf + e]);
-                                }
-                        }
-                    }
-                }
+                sp_store_out<RT / 8>(P, pairs, b, h, r0, rows, tc, nt, 16 * w + g, t4,
+                                     [&](int j, int hf, int e) { return acc[4 * j + 2 * hf + e]; });
             }
         }
         __syncthreads(); /* the sequence is done with every buffer before the next one's loads */
