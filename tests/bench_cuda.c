@@ -273,7 +273,7 @@ int main(int argc, char **argv)
         return ok ? 0 : 1;
     }
     if (chunked) { /* the chunked prefill: one-pass kernel, the two passes (chunked_split.cuh), the two passes
-                      with the state pass on wgmma (chunked_wg.cuh) */
+                      with the state pass on wgmma (chunked_wg.cuh), with it register-sourced (chunked_rs.cuh) */
         gdn_context_destroy(ctx);
         static const bcase CH[] = {{"prefill, chunked", 1, 64, GDN_CAPTURE_NONE, 0, 0, 1},
                                    {"prefill, chunked", 1, 128, GDN_CAPTURE_NONE, 0, 0, 1},
@@ -293,8 +293,9 @@ int main(int argc, char **argv)
                                    {"prefill, token loop", 8, 64, GDN_CAPTURE_NONE, 0, 1, 0},
                                    {"prefill, token loop", 8, 128, GDN_CAPTURE_NONE, 0, 1, 0}};
         int bad = 0;
-        for (int split = 0; split < 3; split++) {
-            setenv("GDN_CUDA_CHUNK_SPLIT", split == 2 ? "2" : split ? "1" : "0", 1);
+        for (int split = 0; split < 4; split++) {
+            const char *sv[4] = {"0", "1", "2", "3"};
+            setenv("GDN_CUDA_CHUNK_SPLIT", sv[split], 1);
             printf("-- GDN_CUDA_CHUNK_SPLIT=%d\n", split);
             bad += run_all(stream, CH, sizeof CH / sizeof CH[0], 10, copy_bw);
         }

@@ -27,7 +27,9 @@
  *      sequences), then with it 2 ("chunk split wg": the same with their state pass on wgmma where it
  *      applies, chunked_wg.cuh, counted on a compute capability 9.x device), then with GDN_CUDA_WG_RT=64 and
  *      GDN_CUDA_PREP_SHARE=1 too ("chunk split wg64": that state pass at 64 state rows per CTA, counted, and
- *      every prep CTA per key head, which small calls otherwise take per value head);
+ *      every prep CTA per key head, which small calls otherwise take per value head), then with
+ *      GDN_CUDA_CHUNK_SPLIT=3 ("chunk split rs": the state pass on wgmma with register-sourced operands,
+ *      chunked_rs.cuh, counted);
  *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check; token loop
  *      and chunked kernel) and
  *      3000 sequences of the Qwen3.6 shape's ratio with small heads;
@@ -444,15 +446,15 @@ static void run_chunk_tc(int sanitize, const char *label)
    under the sanitizer) one sequence of 38417 tokens. */
 static void run_split(int sanitize, int wg)
 {
-    long long c0 = 0, g0 = 0, c1 = 0, g1 = 0, w0 = 0, w1 = 0, wstart = 0, x0 = 0, x1 = 0;
-    const char *label = wg == 2 ? "chunk split wg64" : wg ? "chunk split wg" : "chunk split";
+    long long c0 = 0, g0 = 0, c1 = 0, g1 = 0, w0 = 0, w1 = 0, wstart = 0, x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+    const char *label = wg == 3 ? "chunk split rs" : wg == 2 ? "chunk split wg64" : wg ? "chunk split wg" : "chunk split";
 #ifdef GDN_HAVE_CUDA
-    gdn_cuda_split_stats(&c0, &g0, &w0, &x0);
+    gdn_cuda_split_stats(&c0, &g0, &w0, &x0, &y0);
 #endif
     wstart = w0;
     run_chunk_tc(sanitize, label);
 #ifdef GDN_HAVE_CUDA
-    gdn_cuda_split_stats(&c1, &g1, &w1, &x1);
+    gdn_cuda_split_stats(&c1, &g1, &w1, &x1, &y1);
 #endif
     printf("%s: %lld calls on the two-pass kernels, in %lld groups, %lld with the state pass on wgmma\n", label,
            c1 - c0, g1 - g0, w1 - w0);
@@ -462,6 +464,10 @@ static void run_split(int sanitize, int wg)
     else if (!sanitize) /* the Qwen layer's three T = 4096 cases at least (the sanitizer's few drawn cases may
                            hold none: the grouped batch below counts there) */
         EXPECT(w1 - w0 >= 3, "%s: %lld calls took the wgmma state pass", label, w1 - w0);
+    if (wg == 3 && g_sm90 && !sanitize) /* every wgmma call register-sourced */
+        EXPECT(y1 - y0 == w1 - w0, "%s: %lld of %lld wgmma calls register-sourced", label, y1 - y0, w1 - w0);
+    else if (wg != 3)
+        EXPECT(y1 == y0, "%s: %lld calls took the register-sourced state pass", label, y1 - y0);
     if (wg == 2 && g_sm90 && !sanitize) /* every wgmma call at 64 rows */
         EXPECT(x1 - x0 == w1 - w0, "%s: %lld of %lld wgmma calls at 64 rows per CTA", label, x1 - x0, w1 - w0);
     else if (wg != 2)
@@ -484,7 +490,7 @@ static void run_split(int sanitize, int wg)
     run_tc_case(&c, what, 0, 0.0);
     unsetenv("GDN_CUDA_CHUNK_WS_MB");
 #ifdef GDN_HAVE_CUDA
-    gdn_cuda_split_stats(&c0, &g0, &w0, &x0);
+    gdn_cuda_split_stats(&c0, &g0, &w0, &x0, &y0);
 #endif
     printf("%s: %lld calls, %lld groups, %lld with the state pass on wgmma\n", what, c0 - c1, g0 - g1, w0 - w1);
     EXPECT(c0 - c1 >= 1 && g0 - g1 >= 3 * (c0 - c1), "%s: %lld calls in %lld groups, not 3 each", what, c0 - c1,
@@ -493,6 +499,8 @@ static void run_split(int sanitize, int wg)
     EXPECT(wg && g_sm90 ? w0 - w1 >= 1 : w0 == wstart, "%s: %lld calls took the wgmma state pass", what, w0 - w1);
     EXPECT(wg == 2 && g_sm90 ? x0 - x1 == w0 - w1 : x0 == x1, "%s: %lld wgmma calls at 64 rows per CTA", what,
            x0 - x1);
+    EXPECT(wg == 3 && g_sm90 ? y0 - y1 == w0 - w1 : y0 == y1, "%s: %lld register-sourced wgmma calls", what,
+           y0 - y1);
     if (!sanitize) { /* a long sequence: 601 chunks, each of the state pass's two stages reused 300 times */
         c.problem.num_v_heads = 1;
         c.B = 1;
@@ -878,7 +886,7 @@ static void run_errors(void)
         /* 32 < Dk <= 128 on a compute capability 9.x device: the state pass on wgmma (chunked_wg.cuh) */
         p.k_dim = 64;
         EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0),
-                      wg_on ? "chunk_split_bf16__cuda_wgmma"
+                      wg_on ? (sw && sw[0] == '2' ? "chunk_split_bf16__cuda_wgmma" : "chunk_split_bf16__cuda_wgmma_rs")
                             : split_on ? "chunk_split_tf32__cuda_mma" : "chunk_tf32__cuda_mma") == 0,
                "kernel_for chunked bf16 Dk=64 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
         p.dtype = GDN_DTYPE_F16;
@@ -2090,6 +2098,8 @@ int main(int argc, char **argv)
         run_split(sanitize, 2);
         unsetenv("GDN_CUDA_WG_RT");
         unsetenv("GDN_CUDA_PREP_SHARE");
+        setenv("GDN_CUDA_CHUNK_SPLIT", "3", 1);
+        run_split(sanitize, 3);
         for (int i = 0; i < 2; i++) {
             const char *var = i ? "GDN_CUDA_CHUNK_WS_MB" : "GDN_CUDA_CHUNK_SPLIT";
             if (was[i])

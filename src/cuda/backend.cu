@@ -30,9 +30,11 @@ struct gdn_cuda_context {
     int64_t stamps_cap;
     int chunk_split;             /* GDN_CUDA_CHUNK_SPLIT (tests, measurements): the two-pass chunked kernels
                                     (chunked_split.cuh) where they apply, their state pass on wgmma
-                                    (chunked_wg.cuh) where that applies: 2 (default); on mma.sync only: 1;
-                                    0 = chunk_tc_kernel */
+                                    with register-sourced operands (chunked_rs.cuh) where that applies: 3
+                                    (default); from shared memory only (chunked_wg.cuh): 2; on mma.sync
+                                    only: 1; 0 = chunk_tc_kernel */
     int sm90;                    /* compute capability 9.x: the sm_90a code runs */
+    int rs_stages;               /* GDN_CUDA_RS_STAGES (tuning): chunked_rs.cuh's stages, 1 or 2; 0 = the launcher's */
     int wg_rt;                   /* GDN_CUDA_WG_RT (tests, tuning): the wgmma state pass's rows per CTA, 32 or
                                     64; 0 = the launcher chooses by the grid */
     int prep_share;              /* GDN_CUDA_PREP_SHARE (tests): the two passes' prep CTAs per key head (1) or per
@@ -125,9 +127,14 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     const char *fast_j = getenv("GDN_CUDA_FAST_J");
     c->fast_j = fast_j ? atoi(fast_j) : 0;
     const char *split = getenv("GDN_CUDA_CHUNK_SPLIT");
-    c->chunk_split = split && split[0] == '0' ? 0 : split && split[0] == '1' ? 1 : 2;
+    c->chunk_split = split && split[0] == '0'   ? 0
+                     : split && split[0] == '1' ? 1
+                     : split && split[0] == '2' ? 2
+                                                : 3;
     const char *wg_rt = getenv("GDN_CUDA_WG_RT"); /* tuning: the wgmma state pass's rows per CTA, 32 or 64 */
     c->wg_rt = wg_rt && atoi(wg_rt) == 32 ? 32 : wg_rt && atoi(wg_rt) == 64 ? 64 : 0;
+    const char *rss = getenv("GDN_CUDA_RS_STAGES"); /* tuning: chunked_rs.cuh's stages */
+    c->rs_stages = rss && atoi(rss) == 1 ? 1 : rss && atoi(rss) == 2 ? 2 : 0;
     const char *share = getenv("GDN_CUDA_PREP_SHARE"); /* tests: the prep pass per key head (1) or value head (0) */
     c->prep_share = share && share[0] == '0' ? 0 : share && share[0] == '1' ? 1 : -1;
     c->sm90 = major == 9;
@@ -180,8 +187,8 @@ const char *gdn_cuda_kernel_for(const gdn_cuda_context *c, int chunked, int capt
 {
     const char *k = gdn_cuda_chunked_name(chunked, capture, k_dim, tc);
     if (k && tc && c && c->chunk_split && gdn_cuda_split_shape_ok(dtype, k_dim, v_dim))
-        return c->chunk_split == 2 && c->sm90 && gdn_cuda_split_wg_shape_ok(dtype, k_dim, v_dim)
-                   ? "chunk_split_bf16__cuda_wgmma"
+        return c->chunk_split >= 2 && c->sm90 && gdn_cuda_split_wg_shape_ok(dtype, k_dim, v_dim)
+                   ? (c->chunk_split == 3 ? "chunk_split_bf16__cuda_wgmma_rs" : "chunk_split_bf16__cuda_wgmma")
                    : "chunk_split_tf32__cuda_mma";
     return k ? k : gdn_cuda_recurrent_name(k_dim);
 }
@@ -354,8 +361,9 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     if ((st = launch_check(c, &p, "gdn_forward", err, err_len)) != GDN_STATUS_SUCCESS)
         return st;
     chunk_workspace(c, &p);
-    p.split_wg = c->chunk_split == 2 && c->sm90;
+    p.split_wg = c->chunk_split >= 2 && c->sm90 ? c->chunk_split - 1 : 0; /* 2: chunked_rs.cuh's form */
     p.wg_rt = c->wg_rt;
+    p.rs_stages = c->rs_stages;
     p.prep_vpc = c->prep_share; /* the launcher turns it into value heads per CTA */
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
                                        c->fast_lpr, c->fast_j)) != cudaSuccess) {

@@ -125,6 +125,7 @@ __device__ __forceinline__ void sp_store_out(const gdn_cuda_params &P, bool pair
 }
 
 #include "chunked_wg.cuh" /* the state pass on wgmma, and the core layout the prep pass writes for it */
+#include "chunked_rs.cuh" /* the state pass on wgmma with register-sourced operands (layout 2) */
 
 __host__ __device__ constexpr int sp_ld16(int dkp)
 {
@@ -222,18 +223,21 @@ __device__ __forceinline__ void sp_issue_rows(const gdn_cuda_params &P, const vo
     }
 }
 
-/* The 16-byte piece e of a [C][C] f32 block in the workspace: row i, columns cc .. cc + 3, of the rows
-   (row-major), or of the wgmma state pass's core layout (core = e / 8: rows 8 (core / 16) .., columns
-   4 (core % 16) ..; wg_k32), so that consecutive threads write consecutive pieces. */
-__device__ __forceinline__ void sp_piece(int wg, int e, int *i, int *cc)
+/* The 16-byte piece e of a [C][C] f32 block in the workspace, from M (ld floats per row), by the state pass's
+   layout: 0, the rows (row-major: row e / 16, columns 4 (e % 16) ..); 1, the wgmma state pass's core layout
+   (core = e / 8: rows 8 (core / 16) .., columns 4 (core % 16) ..; wg_k32); 2, that core layout with the
+   columns of each group of 8 permuted as the register-sourced pass's tf32 fragments read them (positions 0-3
+   hold columns 0, 2, 4, 6; positions 4-7 columns 1, 3, 5, 7; chunked_rs.cuh). Consecutive threads write
+   consecutive pieces. */
+__device__ __forceinline__ float4 sp_piece_of(int layout, int e, const float *M, int ld)
 {
-    if (wg) {
-        *i = 8 * (e / 8 / (TC_C / 4)) + e % 8;
-        *cc = 4 * (e / 8 % (TC_C / 4));
-    } else {
-        *i = e / (TC_C / 4);
-        *cc = 4 * (e % (TC_C / 4));
-    }
+    if (!layout)
+        return *(const float4 *)(M + e / (TC_C / 4) * ld + 4 * (e % (TC_C / 4)));
+    const int i = 8 * (e / 8 / (TC_C / 4)) + e % 8, cc = 4 * (e / 8 % (TC_C / 4));
+    if (layout == 1)
+        return *(const float4 *)(M + i * ld + cc);
+    const float *x = M + i * ld + (cc & ~7) + (cc >> 2 & 1);
+    return make_float4(x[0], x[2], x[4], x[6]);
 }
 
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
@@ -404,21 +408,15 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
         /* P to the workspace (rows, or the wgmma state pass's core layout, chunked_wg.cuh) */
         {
             float *pw = wsb + TC_C * TC_C;
-            for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) {
-                int i, cc;
-                sp_piece(P.split_wg, e, &i, &cc);
-                *(float4 *)(pw + 4 * e) = *(const float4 *)(Pm + i * LDA + cc);
-            }
+            for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS)
+                *(float4 *)(pw + 4 * e) = sp_piece_of(P.split_wg, e, Pm, LDA);
         }
         /* T = (I - L)^-1: warp w solves the columns 8w .. 8w + 7 of the identity in place, from the columns' own
            block (the rows above it are zero in T) */
         tc_solve_strip<true, 1>(Lm, Tm, Xm, LDX, Xm, LDX, 8 * warp, warp / 2, g, t4);
         __syncthreads();
-        for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) { /* T to the workspace */
-            int i, cc;
-            sp_piece(P.split_wg, e, &i, &cc);
-            *(float4 *)(wsb + 4 * e) = *(const float4 *)(Xm + i * LDX + cc);
-        }
+        for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) /* T to the workspace */
+            *(float4 *)(wsb + 4 * e) = sp_piece_of(P.split_wg, e, Xm, LDX);
     }
 }
 
@@ -688,7 +686,7 @@ static bool split_rows_ok(const void *base, const int64_t *st)
 }
 
 static std::atomic<long long> g_split_calls{0}, g_split_groups{0}, g_split_wg_calls{0},
-    g_split_wg64_calls{0}; /* gdn_cuda_split_stats */
+    g_split_wg64_calls{0}, g_split_rs_calls{0}; /* gdn_cuda_split_stats */
 
 /* Does the call take the two-pass kernels (chunk_tc's calls, a dense batch of 16-bit activations with
    16-byte rows, N <= 65535)? */
@@ -761,6 +759,21 @@ static bool wg_map_kq(CUtensorMap *m, const void *base, const int64_t *st, int64
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* The tensor map of 16-bit rows [N][T][heads][D] (element strides st) in boxes of 64 columns x 1 head x TC_C
+   tokens x 1, 128-byte swizzled (chunked_rs.cuh); zeros past D and T. */
+static bool rs_map(CUtensorMap *m, const void *base, const int64_t *st, int64_t D, int64_t heads, int64_t T, int64_t N)
+{
+    const PFN_cuTensorMapEncodeTiled_v12000 enc = wg_encoder();
+    if (!enc || st[0] <= 0 || st[1] <= 0 || st[2] <= 0 || ((uintptr_t)base & 15))
+        return false;
+    const cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)heads, (cuuint64_t)T, (cuuint64_t)N};
+    const cuuint64_t strides[3] = {(cuuint64_t)st[2] * 2, (cuuint64_t)st[1] * 2, (cuuint64_t)st[0] * 2};
+    const cuuint32_t box[4] = {64, 1, TC_C, 1}, es[4] = {1, 1, 1, 1};
+    return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)base, dims, strides, box, es,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 /* The wgmma state pass's rows per CTA for a group of n sequences: 64 (half the CTAs, each chunk about 1.4 times
    as long: B=1 T=4096 282.5 against 222.7 us for the call; docs/PERF.md, session 10) once 32 would take more
    than one wave of the SMs, else 32. */
@@ -776,18 +789,24 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
 {
     typedef void (*fn_t)(gdn_cuda_params);
     typedef void (*wg_fn_t)(gdn_cuda_params, wg_maps);
+    typedef void (*rs_fn_t)(gdn_cuda_params, rs_maps);
     /* the state pass on wgmma (chunked_wg.cuh, gdn_cuda_split_wg_shape_ok) where its tensor maps encode; the
        context asks for it on compute capability 9.x only, where the build's sm_90a code runs (CMakeLists.txt
        always builds it: the compute_80 PTX alone would leave the kernel's body empty) */
     wg_maps maps;
+    rs_maps rmaps;
     const int64_t group = p.ws_floats / chunk_split_seq_floats(&p); /* sequences per launch pair */
-    const int rt = wg_rows_per_cta(p, p.N < group ? p.N : group, num_sms);
-    const bool wg = p.split_wg && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
+    const bool rs = p.split_wg == 2 && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
+                    rs_map(&rmaps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N) &&
+                    rs_map(&rmaps.k, p.k, p.ks, p.Dk, p.Hk, p.T, p.N) &&
+                    rs_map(&rmaps.v, p.v, p.vs, p.Dv, p.Hv, p.T, p.N);
+    const int rt = rs ? RS_ROWS : wg_rows_per_cta(p, p.N < group ? p.N : group, num_sms);
+    const bool wg = !rs && p.split_wg && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
                     wg_map_kq(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N) &&
                     wg_map_kq(&maps.k, p.k, p.ks, p.Dk, p.Hk, p.T, p.N) &&
                     wg_map_v(&maps.v, p.v, p.vs, p.Dv, p.Hv, p.T, p.N, rt);
-    p.split_wg = wg; /* also the prep pass's layout of T and P */
-    const int tile = wg ? rt : TC_R;
+    p.split_wg = rs ? 2 : wg; /* also the prep pass's layout of T and P (sp_piece_of) */
+    const int tile = rs || wg ? rt : TC_R;
     /* the prep pass: a CTA per key head and chunk once that grid covers the SMs (the value heads that share
        the key head share its products), else per value head and chunk (each CTA half as long); docs/PERF.md,
        session 10 */
@@ -797,12 +816,20 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     const fn_t prep = chunk_split_prep_kernel<DKP, F16>, state = chunk_split_state_kernel<DKP, F16>;
     constexpr int DW = DKP >= 64 ? DKP : 64;
     const wg_fn_t state_wg = rt == 64 ? chunk_split_state_wg_kernel<DW, 64> : chunk_split_state_wg_kernel<DW, 32>;
+    /* chunked_rs.cuh's stages: one (two CTAs per SM, each waiting for its next chunk's copies while the other
+       computes) once its grid takes more than one wave of the SMs, else two (B=64 T=4096: 7.29 against 7.83
+       ms; B=1 T=4096: 268 against 219 us; docs/PERF.md, session 11) */
+    const int ns = p.rs_stages ? p.rs_stages
+                               : p.Hv * ((p.Dv + RS_ROWS - 1) / RS_ROWS) * (p.N < group ? p.N : group) > num_sms ? 1 : 2;
+    const rs_fn_t state_rs = ns == 1 ? chunk_split_state_rs_kernel<DW, 1> : chunk_split_state_rs_kernel<DW, 2>;
     const size_t sp = (size_t)split_prep_smem_bytes(DKP);
-    const size_t ss = (size_t)(wg ? split_state_wg_smem_bytes(DKP, rt) : split_state_smem_bytes(DKP));
+    const size_t ss = (size_t)(rs   ? split_state_rs_smem_bytes(DW, ns)
+                               : wg ? split_state_wg_smem_bytes(DKP, rt)
+                                    : split_state_smem_bytes(DKP));
+    const void *state_fn = rs ? (const void *)state_rs : wg ? (const void *)state_wg : (const void *)state;
     cudaError_t e = cudaFuncSetAttribute((const void *)prep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(wg ? (const void *)state_wg : (const void *)state,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss);
+        e = cudaFuncSetAttribute(state_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss);
     if (e != cudaSuccess)
         return e;
     p.early_trigger = 0;
@@ -810,8 +837,9 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     /* the sequences in groups whose blocks fit the workspace (each pair of launches waits for the previous
        pair: griddepcontrol.wait before any write) */
     g_split_calls++;
-    g_split_wg_calls += wg;
+    g_split_wg_calls += wg || rs;
     g_split_wg64_calls += wg && rt == 64;
+    g_split_rs_calls += rs;
     for (p.n0 = 0; p.n0 < p.N; p.n0 += group) {
         p.n1 = p.N - p.n0 < group ? p.N : p.n0 + group;
         g_split_groups++;
@@ -822,7 +850,12 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
             return e;
         cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + tile - 1) / tile)), (unsigned)(p.n1 - p.n0), 1);
         cfg.dynamicSmemBytes = ss;
-        if ((e = wg ? cudaLaunchKernelEx(&cfg, state_wg, p, maps) : cudaLaunchKernelEx(&cfg, state, p)) != cudaSuccess)
+        cfg.blockDim = dim3(rs ? 128 : TC_THREADS, 1, 1);
+        e = rs   ? cudaLaunchKernelEx(&cfg, state_rs, p, rmaps)
+            : wg ? cudaLaunchKernelEx(&cfg, state_wg, p, maps)
+                 : cudaLaunchKernelEx(&cfg, state, p);
+        cfg.blockDim = dim3(TC_THREADS, 1, 1);
+        if (e != cudaSuccess)
             return e;
     }
     return cudaSuccess;

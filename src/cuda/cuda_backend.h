@@ -41,8 +41,10 @@ gdn_status gdn_cuda_conv1d_forward(gdn_cuda_context *c, const gdn_conv_plan *pla
 
 /* Tests: calls launched on the two-pass chunked kernels (chunked_split.cuh) in this process, the groups of
  * sequences they were launched in (more groups than calls: some call's workspace held only part of it), the
- * calls whose state pass ran on wgmma (chunked_wg.cuh), and those of them with 64 state rows per CTA. */
-void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls, long long *wg64_calls);
+ * calls whose state pass ran on wgmma (chunked_wg.cuh or chunked_rs.cuh), those of them on chunked_wg.cuh's
+ * with 64 state rows per CTA, and those on chunked_rs.cuh's (register-sourced operands). */
+void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls, long long *wg64_calls,
+                          long long *rs_calls);
 
 /* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),
  * everything else exactly as gdn_conv_plan_make. Defined in core/conv_validate.c (no CUDA needed). */
@@ -69,7 +71,7 @@ static inline int gdn_cuda_split_shape_ok(int dtype, int64_t k_dim, int64_t v_di
     return (dtype == GDN_DTYPE_BF16 || dtype == GDN_DTYPE_F16) && k_dim % 8 == 0 && v_dim % 8 == 0;
 }
 
-/* Those of the state pass on wgmma (chunked_wg.cuh) besides: bf16 activations, 32 < Dk <= 128. */
+/* Those of the state passes on wgmma (chunked_wg.cuh, chunked_rs.cuh) besides: bf16 activations, 32 < Dk <= 128. */
 static inline int gdn_cuda_split_wg_shape_ok(int dtype, int64_t k_dim, int64_t v_dim)
 {
     return gdn_cuda_split_shape_ok(dtype, k_dim, v_dim) && dtype == GDN_DTYPE_BF16 && k_dim > 32 && k_dim <= 128;
@@ -82,7 +84,8 @@ static inline int gdn_cuda_split_wg_shape_ok(int dtype, int64_t k_dim, int64_t v
  * multiples of 8: "chunk_split_tf32__cuda_mma", the kernels a dense call with 16-byte aligned q, k, v rows
  * takes (chunked_split.cuh; other calls of the problem take chunk_tf32__cuda_mma), or, on a compute
  * capability 9.x device with GDN_CUDA_CHUNK_SPLIT not 1, for bf16 activations and 32 < k_dim <= 128,
- * "chunk_split_bf16__cuda_wgmma" (the state pass on wgmma, chunked_wg.cuh)). */
+ * "chunk_split_bf16__cuda_wgmma_rs" (the state pass on wgmma with register-sourced operands, chunked_rs.cuh),
+ * or with GDN_CUDA_CHUNK_SPLIT=2 "chunk_split_bf16__cuda_wgmma" (from shared memory, chunked_wg.cuh)). */
 const char *gdn_cuda_kernel_name(int k_dim);
 const char *gdn_cuda_kernel_for(const gdn_cuda_context *c, int chunked, int capture, int k_dim, int v_dim, int dtype,
                                 int tc);

@@ -98,9 +98,11 @@ typedef struct gdn_cuda_params {
     float *ws;          /* the two-pass chunked kernels' workspace (chunked_split.cuh), or NULL */
     int64_t ws_floats;  /* its size: the launcher takes the sequences in groups that fit */
     int64_t n0, n1;     /* the two-pass kernels: the sequences [n0, n1) of the group launched */
-    int split_wg;       /* their state pass on wgmma where it applies (chunked_wg.cuh; sm_90a code); the launcher
-                           sets it to whether it runs, which is also the prep pass's layout of T and P */
+    int split_wg;       /* their state pass on wgmma where it applies (sm_90a code): 1 chunked_wg.cuh's, 2
+                           chunked_rs.cuh's; the launcher sets it to the one that runs (0: mma.sync), which is
+                           also the prep pass's layout of T and P (sp_piece_of) */
     int wg_rt;          /* its state rows per CTA: 32, 64, or 0 (the launcher chooses by the grid) */
+    int rs_stages;      /* chunked_rs.cuh's stages: 1 (two CTAs per SM), 2, or 0 (the launcher chooses) */
     int prep_vpc;       /* their prep pass's value heads per CTA: ratio or 1, set by the launcher from the
                            caller's 1 (per key head: ratio), 0 (per value head: 1) or -1 (by the grid) */
     gdn_cuda_words *words;

@@ -1292,8 +1292,10 @@ int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p)
     return chunk_prefill_ok(p) ? chunk_split_ws_floats(p) : 0;
 }
 
-void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls, long long *wg64_calls)
+void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls, long long *wg64_calls,
+                          long long *rs_calls)
 {
+    *rs_calls = g_split_rs_calls.load();
     *calls = g_split_calls.load();
     *groups = g_split_groups.load();
     *wg_calls = g_split_wg_calls.load();

@@ -1,0 +1,429 @@
+/*
+ * chunked_rs.cuh — the state pass of the two-pass chunked prefill on wgmma with register-sourced A operands:
+ * chunk_split_state_rs_kernel, the second pass of chunk_split_bf16__cuda_wgmma_rs; included by
+ * chunked_split.cuh after chunked_wg.cuh (whose mbarrier, tensor-copy and descriptor helpers it uses).
+ *
+ * Math per chunk, transposed (chunked_split.cuh's notation; S the state tile [64 rows of Dv][Dk], the rows
+ * being the products' M dimension, so that every left operand is already in the warpgroup's registers):
+ *     X^T = S K^T,  Y^T = S Q^T                   [64][C]  bf16 operands (S rounded to bf16; k, q as given)
+ *     R^T = V^T diag(bt) - X^T diag(sk)           [64][C]  f32, rounded to tf32
+ *     D^T = R^T T^T                               [64][C]  tf32 operands
+ *     O^T = Y^T diag(sq) + D^T P^T                [64][C]  tf32 operands
+ *     S'  = gl S + (D^T diag(cf)) K               [64][Dk] bf16 operands (cf D rounded to bf16)
+ * every product with f32 accumulation. S stays f32 in the accumulators across the chunks; its bf16 copy is
+ * made in registers (the A fragments of X^T and Y^T), as are R^T's, D^T's and cf D^T's: the accumulator
+ * layout of one product is the A fragment layout of the next (bf16: as it stands; tf32: the columns 2t, 2t + 1
+ * of a group of 8 are the fragment's t, t + 4, so the prep pass writes T and P with the summation index
+ * permuted the same way, sp_piece's layout 2). Only k, q, v, T, P and the scalars come from shared memory.
+ *
+ * One CTA of one warpgroup per (value head, 64 state rows, sequence). A chunk's stage: the k and q rows as
+ * Dk / 64 boxes of [64 tokens][64 columns] and the v tile as one such box, by tensor copies in the 128-byte
+ * swizzle (64 rows of 128 bytes each, 1024-byte aligned: 8 times fewer copy rows than the no-swizzle core
+ * layout, and conflict-free for the transposing ldmatrix that reads V^T in fragment order); T, P (the prep's
+ * core layout) and the scalars by bulk copies; all on one mbarrier per stage, two stages, each refilled
+ * (two chunks ahead) as soon as the warpgroup is done with it. The outputs go through shared memory to
+ * coalesced global stores.
+ *
+ * Assumptions (launch_chunk_split_k): those of chunk_split_ok, bf16 activations, 32 < Dk <= 128 (padded to
+ * 64 or 128), T < 2^31, tensor maps that encode, a compute capability 9.x device (the sm_90a code).
+ */
+#ifndef GDN_CUDA_CHUNKED_RS_CUH
+#define GDN_CUDA_CHUNKED_RS_CUH
+
+#define RS_ROWS 64 /* state rows per CTA (the products' M) */
+
+/* d (+)= A B, m64n64k16, bf16; A from registers (a: the fragment of rows 16 w + g (+ 8), columns 2 t (+ 1)
+   (+ 8)), B by descriptor, TB: B MN-major. */
+template <int TB>
+__device__ __forceinline__ void rs_bf16_n64(float (&d)[32], const unsigned (&a)[4], uint64_t b, int scale_d)
+{
+#if WG_ARCH
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %37, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+                 "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, "
+                 "%38;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+                   "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                   "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),
+                   "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d), "n"(TB));
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+#endif
+}
+/* d (+)= A B, m64n128k16, as rs_bf16_n64. */
+template <int TB>
+__device__ __forceinline__ void rs_bf16_n128(float (&d)[64], const unsigned (&a)[4], uint64_t b, int scale_d)
+{
+#if WG_ARCH
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %69, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+                 "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "
+                 "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "
+                 "%59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+                   "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                   "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),
+                   "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]),
+                   "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
+                   "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+                   "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d), "n"(TB));
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+#endif
+}
+/* d (+)= A B, m64n64k8, tf32; A from registers (a: rows 16 w + g, + 8 at column t, then the same at t + 4),
+   B (K-major) by descriptor. */
+__device__ __forceinline__ void rs_tf32_n64(float (&d)[32], const unsigned (&a)[4], uint64_t b, int scale_d)
+{
+#if WG_ARCH
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %37, 0;\n\t"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+                 "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),
+                   "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                   "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),
+                   "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+#endif
+}
+/* The update's product by Dk: m64n64k16 or m64n128k16, B MN-major. */
+template <int DKP>
+__device__ __forceinline__ void rs_bf16_nk(float (&d)[DKP / 2], const unsigned (&a)[4], uint64_t b)
+{
+    if constexpr (DKP == 128)
+        rs_bf16_n128<1>(d, a, b, 1);
+    else
+        rs_bf16_n64<1>(d, a, b, 1);
+}
+template <int N>
+__device__ __forceinline__ void rs_wait()
+{
+#if WG_ARCH
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+#endif
+}
+__device__ __forceinline__ void rs_commit()
+{
+#if WG_ARCH
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#endif
+}
+
+/* Matrix descriptor of a 128-byte-swizzled operand (1024-byte aligned atoms of 8 rows of 128 bytes): the byte
+   offsets between atoms along the leading (lbo) and the stride (sbo) dimension; layout type 1 (bits 62-63). */
+__device__ __forceinline__ uint64_t rs_desc_sw128(const void *p, unsigned lbo, unsigned sbo)
+{
+    return wg_desc(p, lbo, sbo) | (1ull << 62);
+}
+/* Which descriptor offset steps between the 64-column atoms of an MN-major operand (tests/probe_sm90.cu
+   sw128 mnb): the leading one. */
+#define RS_MN_LBO 8192u
+#define RS_MN_SBO 1024u
+
+/* Two floats as tf32 operand bits. */
+__device__ __forceinline__ unsigned rs_tf32(float x)
+{
+    return __float_as_uint(tf32r(x));
+}
+
+/* One stage (shared memory, 1024-byte aligned): k, q as DKP / 64 boxes of [C][64] bf16 each (128-byte
+   swizzle), the v tile [C][64] likewise, T, P (tf32, the prep's permuted core layout), the scalars. */
+__host__ __device__ constexpr int rs_stage_bytes(int dkp)
+{
+    return (2 * dkp * TC_C * 2 + TC_C * RS_ROWS * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4 + 1023) / 1024 * 1024;
+}
+#define RS_LDO (RS_ROWS + 4) /* the outputs' staging rows (f32): the (column g, row 2 t) writes hit 32 banks */
+/* ns stages (1: two CTAs fit an SM; 2), the outputs' staging [C][RS_LDO] f32, the stages' mbarriers; and
+   1024 bytes to align the base. */
+__host__ __device__ constexpr int split_state_rs_smem_bytes(int dkp, int ns)
+{
+    return ns * rs_stage_bytes(dkp) + TC_C * RS_LDO * 4 + 16 + 1024;
+}
+template <int DKP>
+struct rs_stage {
+    unsigned char *K, *Q, *V;
+    float *T, *P, *sc;
+    __device__ rs_stage(unsigned char *base)
+    {
+        K = base;
+        Q = K + TC_C * DKP * 2;
+        V = Q + TC_C * DKP * 2;
+        T = (float *)(V + TC_C * RS_ROWS * 2);
+        P = T + TC_C * TC_C;
+        sc = P + TC_C * TC_C;
+    }
+};
+/* The tensor maps of the k, q and v rows: boxes of 64 columns x 1 head x C tokens x 1, 128-byte swizzle. */
+struct rs_maps {
+    CUtensorMap q, k, v;
+};
+/* A chunk's stage (one thread): k, q (DKP / 64 boxes each), the v tile, T, P and the scalars, all on bar. */
+template <int DKP>
+__device__ __forceinline__ void rs_issue_stage(const rs_maps &m, const rs_stage<DKP> &s, const float *wsb, int64_t b,
+                                               int64_t tc, int hk, int h, int r0, uint64_t *bar)
+{
+    wg_mbar_expect(bar, (unsigned)(2 * DKP * TC_C * 2 + TC_C * RS_ROWS * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4));
+#pragma unroll
+    for (int x = 0; x < DKP / 64; x++) {
+        wg_tma4(s.K + x * 8192, &m.k, 64 * x, hk, (int)tc, (int)b, bar);
+        wg_tma4(s.Q + x * 8192, &m.q, 64 * x, hk, (int)tc, (int)b, bar);
+    }
+    wg_tma4(s.V, &m.v, r0, h, (int)tc, (int)b, bar);
+    wg_bulk(s.T, wsb, TC_C * TC_C * 4, bar);
+    wg_bulk(s.P, wsb + TC_C * TC_C, TC_C * TC_C * 4, bar);
+    wg_bulk(s.sc, wsb + 2 * TC_C * TC_C, (4 * TC_C + 4) * 4, bar);
+}
+/* ldmatrix.x4.trans: four 8 x 8 16-bit matrices, each lane's row address given; lane (g, t) receives (rows
+   2t, 2t + 1, column g) of each. */
+__device__ __forceinline__ void rs_ldsm_t4(unsigned (&r)[4], const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(p)));
+}
+
+/* Can the outputs go as 16-byte pieces of 8 bf16 state rows (bf16 output, unit column stride, outer strides
+   multiples of 8, a 16-byte aligned base; Dv is a multiple of 8)? */
+__device__ __forceinline__ bool rs_out_vec(const gdn_cuda_params &P)
+{
+    return P.out && P.out_dtype == GDN_DTYPE_BF16 && P.os[3] == 1 && ((P.os[0] | P.os[1] | P.os[2]) & 7) == 0 &&
+           ((uintptr_t)P.out & 15) == 0;
+}
+
+/* Pass 2, register-sourced (see the header). Grid (Hv * ceil(Dv / 64), N); one warpgroup; DKP 64 or 128. */
+template <int DKP, int NS>
+__global__ void __launch_bounds__(128, 3 - NS)
+    chunk_split_state_rs_kernel(const __grid_constant__ gdn_cuda_params P, const __grid_constant__ rs_maps M)
+{
+    static_assert(DKP == 64 || DKP == 128, "chunk_split_state_rs_kernel: Dk padded to 64 or 128");
+    static_assert(TC_C == 64, "chunk_split_state_rs_kernel: 64-token chunks");
+    static_assert(NS == 1 || NS == 2, "chunk_split_state_rs_kernel: one or two stages");
+    constexpr int SB = rs_stage_bytes(DKP), NK = DKP / 16;
+    extern __shared__ __align__(1024) unsigned char rs_raw[];
+    /* 1024-byte aligned (the swizzle's atoms), by an offset from the shared array: the compiler keeps its
+       accesses shared-memory ones */
+    unsigned char *base = rs_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(rs_raw) & 1023u)) & 1023u);
+    float *Os = (float *)(base + NS * SB);         /* the outputs, [C][RS_LDO] */
+    uint64_t *full = (uint64_t *)(Os + TC_C * RS_LDO); /* a stage has landed */
+
+    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, t4 = lane & 3;
+    const sp_tile ct = sp_tile_of(P, RS_ROWS);
+    const int h = ct.h, r0 = ct.r0, hk = ct.hk, rows = ct.rows, Dk = P.Dk;
+    const int64_t prs = ct.prs, pcs = ct.pcs;
+    const bool pairs = rs_out_vec(P); /* the outputs by 16-byte bf16 pieces */
+
+    if (tid == 0) {
+        wg_mbar_init(&full[0]);
+        wg_mbar_init(&full[1]);
+        wg_mbar_init_fence();
+    }
+    __syncthreads();
+    unsigned phase = 0u; /* bit st: the parity of stage st's next wait */
+    grid_dependency_wait();
+    if (P.checked && __ldcg(&P.words->call_error))
+        return;
+    for (int64_t n = P.n0 + blockIdx.y; n < P.n1; n += gridDim.y) {
+        int64_t b, t0, t1;
+        seq_tokens(P, n, &b, &t0, &t1);
+        const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
+        const float *wsn = sp_ws_head(P, n, h);
+        const int nc = (int)((t1 - t0 + TC_C - 1) / TC_C);
+        if (tid == 0)
+            for (int c = 0; c < NS && c < nc; c++)
+                rs_issue_stage<DKP>(M, rs_stage<DKP>(base + c * SB), wsn + (int64_t)c * SP_WSB, b,
+                                    t0 + (int64_t)c * TC_C, hk, h, r0, &full[c]);
+        /* S [64][Dk]: rows 16 w + g (+ 8), columns 8 j + 2 t4 (+ 1) at s[4 j + 2 hf + e] */
+        float s[DKP / 2];
+#pragma unroll
+        for (int j = 0; j < DKP / 8; j++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const int r = 16 * w + g + 8 * (q >> 1), cc = 8 * j + 2 * t4 + (q & 1);
+                s[4 * j + q] = rs >= 0 && r < rows && cc < Dk
+                                   ? P.pool[rs * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs +
+                                            (int64_t)cc * pcs]
+                                   : 0.f;
+            }
+        for (int c = 0; c < nc; c++) {
+            const int64_t tc = t0 + (int64_t)c * TC_C;
+            const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
+            const int sb = c % NS; /* the stage's buffer */
+            const rs_stage<DKP> st(base + sb * SB);
+            wg_mbar_wait(&full[sb], (phase >> sb) & 1u);
+            phase ^= 1u << sb;
+            if (nt < TC_C) { /* a sequence's last, short chunk: k and v rows past its tokens to zero (they may
+                                hold another call's data: a count below T); whole 128-byte rows, the swizzle
+                                moves pieces within a row only */
+                for (int e = tid; e < (TC_C - nt) * 8 * (DKP / 64 + 1); e += 128) {
+                    const int t = nt + e / 8 % (TC_C - nt), u = e / 8 / (TC_C - nt), p = e % 8;
+                    unsigned char *dst = (u < DKP / 64 ? st.K + u * 8192 : st.V) + t * 128 + 16 * p;
+                    *(uint4 *)dst = make_uint4(0u, 0u, 0u, 0u);
+                }
+                wg_proxy_fence();
+                __syncthreads();
+            }
+            /* S's bf16 copy as A fragments: k16 block kk holds columns 16 kk .. 16 kk + 15 */
+            unsigned sa[NK][4];
+#pragma unroll
+            for (int kk = 0; kk < NK; kk++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    sa[kk][q] = sp_bf2(s[8 * kk + 2 * q], s[8 * kk + 2 * q + 1]);
+            /* X^T = S K^T, then Y^T = S Q^T (B: the k, q boxes, K-major; 32 bytes per k16 within a box) */
+            float x[32], y[32];
+            wg_fence_acc(x);
+            wg_fence_acc(y);
+            wg_fence();
+#pragma unroll
+            for (int kk = 0; kk < NK; kk++)
+                rs_bf16_n64<0>(x, sa[kk], rs_desc_sw128(st.K + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u), kk);
+            rs_commit();
+#pragma unroll
+            for (int kk = 0; kk < NK; kk++)
+                rs_bf16_n64<0>(y, sa[kk], rs_desc_sw128(st.Q + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u), kk);
+            rs_commit();
+            /* meanwhile V^T in fragment order: matrix (j, hf) = tokens 8 j .., state rows 16 w + 8 hf ..; lane L
+               addresses row L % 8 of matrix L / 8 of each x4 (two j, two hf) */
+            unsigned vt[8][2];
+#pragma unroll
+            for (int jj = 0; jj < 4; jj++) {
+                unsigned r4[4];
+                const int m = lane >> 3, t = 8 * (2 * jj + (m >> 1)) + (lane & 7), ch = 2 * w + (m & 1);
+                rs_ldsm_t4(r4, st.V + t * 128 + 16 * (ch ^ (t & 7)));
+                vt[2 * jj][0] = r4[0];
+                vt[2 * jj][1] = r4[1];
+                vt[2 * jj + 1][0] = r4[2];
+                vt[2 * jj + 1][1] = r4[3];
+            }
+            rs_wait<1>(); /* X^T */
+            wg_fence_acc(x);
+            /* R^T = V^T diag(bt) - X^T diag(sk), tf32, as the A fragments of D^T = R^T T^T: k8 block j's
+               positions t4, t4 + 4 hold columns 8 j + 2 t4, 8 j + 2 t4 + 1 (T, P permuted alike) */
+            unsigned ra[8][4];
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const float2 sk = *(const float2 *)(st.sc + 8 * j + 2 * t4);
+                const float2 bt = *(const float2 *)(st.sc + TC_C + 8 * j + 2 * t4);
+#pragma unroll
+                for (int hf = 0; hf < 2; hf++) {
+                    const unsigned v = vt[j][hf];
+                    ra[j][hf] = rs_tf32(bt.x * __uint_as_float(v << 16) - sk.x * x[4 * j + 2 * hf]);
+                    ra[j][2 + hf] = rs_tf32(bt.y * __uint_as_float(v & 0xffff0000u) - sk.y * x[4 * j + 2 * hf + 1]);
+                }
+            }
+            float d[32];
+            wg_fence_acc(d);
+            wg_fence();
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                rs_tf32_n64(d, ra[j], wg_desc(st.T + j * 2 * 32, 128u, 2048u), j);
+            rs_commit();
+            rs_wait<0>(); /* D^T, Y^T */
+            wg_fence_acc(d);
+            wg_fence_acc(y);
+            /* cf D^T (bf16, the update's A fragments: k16 block kk = tokens 16 kk ..), D^T (tf32, the outputs'
+               A fragments, as R^T's), Y^T diag(sq), gl S */
+            unsigned da[4][4], dt[8][4];
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                const float2 c0 = *(const float2 *)(st.sc + 3 * TC_C + 16 * kk + 2 * t4);
+                const float2 c1 = *(const float2 *)(st.sc + 3 * TC_C + 16 * kk + 8 + 2 * t4);
+                da[kk][0] = sp_bf2(c0.x * d[8 * kk], c0.y * d[8 * kk + 1]);
+                da[kk][1] = sp_bf2(c0.x * d[8 * kk + 2], c0.y * d[8 * kk + 3]);
+                da[kk][2] = sp_bf2(c1.x * d[8 * kk + 4], c1.y * d[8 * kk + 5]);
+                da[kk][3] = sp_bf2(c1.x * d[8 * kk + 6], c1.y * d[8 * kk + 7]);
+            }
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                dt[j][0] = rs_tf32(d[4 * j]);
+                dt[j][1] = rs_tf32(d[4 * j + 2]);
+                dt[j][2] = rs_tf32(d[4 * j + 1]);
+                dt[j][3] = rs_tf32(d[4 * j + 3]);
+                const float2 sq = *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
+                y[4 * j] *= sq.x;
+                y[4 * j + 1] *= sq.y;
+                y[4 * j + 2] *= sq.x;
+                y[4 * j + 3] *= sq.y;
+            }
+            const float gl = st.sc[4 * TC_C];
+#pragma unroll
+            for (int q = 0; q < DKP / 2; q++)
+                s[q] *= gl;
+            wg_fence_acc(s);
+            wg_fence_acc(y);
+            wg_fence();
+            /* S' = gl S + (cf D^T) K (B: the k boxes MN-major, 16 tokens = 2048 bytes per k16), then
+               O^T = Y^T diag(sq) + D^T P^T */
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+                rs_bf16_nk<DKP>(s, da[kk], rs_desc_sw128(st.K + kk * 2048, RS_MN_LBO, RS_MN_SBO));
+            rs_commit();
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                rs_tf32_n64(y, dt[j], wg_desc(st.P + j * 2 * 32, 128u, 2048u), 1);
+            rs_commit();
+            rs_wait<0>();
+            wg_fence_acc(s);
+            wg_fence_acc(y);
+            /* O^T to the staging rows [token][state row]; then the stage's buffers are free: chunk c + NS's
+               copies go into them while the outputs are stored */
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    Os[(8 * j + 2 * t4 + (q & 1)) * RS_LDO + 16 * w + g + 8 * (q >> 1)] = y[4 * j + q];
+            __syncthreads();
+            if (tid == 0 && c + NS < nc)
+                rs_issue_stage<DKP>(M, st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, hk, h, r0,
+                                    &full[sb]);
+            if (pairs) { /* 8 state rows (16 bytes of bf16) per piece, a row of the chunk per 8 threads */
+                unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + tc * P.os[1] + (int64_t)h * P.os[2] + r0;
+#pragma unroll
+                for (int u = 0; u < TC_C * RS_ROWS / 8 / 128; u++) {
+                    const int e = tid + 128 * u, t = e >> 3, r = 8 * (e & 7);
+                    const float4 o0 = *(const float4 *)(Os + t * RS_LDO + r);
+                    const float4 o1 = *(const float4 *)(Os + t * RS_LDO + r + 4);
+                    if (t < nt && r < rows)
+                        *(uint4 *)(ob + t * P.os[1] + r) =
+                            make_uint4(sp_bf2(o0.x, o0.y), sp_bf2(o0.z, o0.w), sp_bf2(o1.x, o1.y), sp_bf2(o1.z, o1.w));
+                }
+            } else if (P.out) {
+                for (int e = tid; e < nt * (RS_ROWS / 4); e += 128) {
+                    const int t = e / (RS_ROWS / 4), r = 4 * (e % (RS_ROWS / 4));
+                    const float4 o = *(const float4 *)(Os + t * RS_LDO + r);
+                    if (r >= rows)
+                        continue;
+                    const int64_t oi = b * P.os[0] + (tc + t) * P.os[1] + (int64_t)h * P.os[2];
+                    const float ov[4] = {o.x, o.y, o.z, o.w};
+                    for (int u = 0; u < 4 && r + u < rows; u++)
+                        st_elem(P.out, P.out_dtype, oi + (int64_t)(r0 + r + u) * P.os[3], ov[u]);
+                }
+            }
+            __syncthreads(); /* the staging rows are read before the next chunk writes them */
+        }
+        if (ws >= 0 && !(t1 == t0 && ws == rs))
+#pragma unroll
+            for (int j = 0; j < DKP / 8; j++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const int r = 16 * w + g + 8 * (q >> 1), cc = 8 * j + 2 * t4 + (q & 1);
+                    if (r < rows && cc < Dk)
+                        P.pool[ws * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)cc * pcs] =
+                            s[4 * j + q];
+                }
+        __syncthreads(); /* the sequence is done with every buffer before the next one's copies */
+    }
+}
+
+#endif
