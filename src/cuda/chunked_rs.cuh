@@ -193,12 +193,61 @@ __device__ __forceinline__ void rs_ldsm_t4(unsigned (&r)[4], const void *p)
                  : "r"((unsigned)__cvta_generic_to_shared(p)));
 }
 
+/* stmatrix.x4.trans: four 8 x 8 16-bit matrices, each lane's row address given; lane (g, t) holds (rows 2t,
+   2t + 1, column g) of each (the inverse of rs_ldsm_t4). */
+__device__ __forceinline__ void rs_stsm_t4(void *p, const unsigned (&r)[4])
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(p)),
+                 "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
 /* Can the outputs go as 16-byte pieces of 8 bf16 state rows (bf16 output, unit column stride, outer strides
    multiples of 8, a 16-byte aligned base; Dv is a multiple of 8)? */
 __device__ __forceinline__ bool rs_out_vec(const gdn_cuda_params &P)
 {
     return P.out && P.out_dtype == GDN_DTYPE_BF16 && P.os[3] == 1 && ((P.os[0] | P.os[1] | P.os[2]) & 7) == 0 &&
            ((uintptr_t)P.out & 15) == 0;
+}
+
+/* The state tile's rows 16 w + g (+ 8), columns 8 j + 2 t4 (+ 1) (s[4 j + 2 hf + e]) from (ST: to) pool slot
+   `slot` (read: zeros where slot < 0, and past rows, Dk). Two floats per access where the pool's columns are
+   unit-stride and 8-byte aligned; per row a pointer, so that the straight-line code stays short (it runs once
+   per sequence, from a cold instruction cache). */
+template <int DKP, bool ST>
+__device__ __forceinline__ void rs_state_io(const gdn_cuda_params &P, float (&s)[DKP / 2], int64_t slot, int h, int r0,
+                                            int rows, int64_t prs, int64_t pcs, int w, int g, int t4)
+{
+    const bool vec = pcs == 1 && ((prs | P.ps[0] | P.ps[1]) & 1) == 0 && ((uintptr_t)P.pool & 7) == 0;
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++) {
+        const int r = 16 * w + g + 8 * hf;
+        const bool in = (ST || slot >= 0) && r < rows;
+        float *row = P.pool + (in ? slot * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs : 0);
+#pragma unroll
+        for (int j = 0; j < DKP / 8; j++) {
+            const int cc = 8 * j + 2 * t4;
+            float &x0 = s[4 * j + 2 * hf], &x1 = s[4 * j + 2 * hf + 1];
+            const bool ok = in && cc < P.Dk; /* Dk even: the pair is whole */
+            if (vec) {
+                if (ST && ok)
+                    *(float2 *)(row + cc) = make_float2(x0, x1);
+                if (!ST) {
+                    const float2 v = ok ? *(const float2 *)(row + cc) : make_float2(0.f, 0.f);
+                    x0 = v.x;
+                    x1 = v.y;
+                }
+            } else if (ST) {
+                if (ok) {
+                    row[cc * pcs] = x0;
+                    row[(cc + 1) * pcs] = x1;
+                }
+            } else {
+                x0 = ok ? row[cc * pcs] : 0.f;
+                x1 = ok ? row[(cc + 1) * pcs] : 0.f;
+            }
+        }
+    }
 }
 
 /* Pass 2, register-sourced (see the header). Grid (Hv * ceil(Dv / 64), N); one warpgroup; DKP 64 or 128. */
@@ -219,7 +268,7 @@ __global__ void __launch_bounds__(128, 3 - NS)
 
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const sp_tile ct = sp_tile_of(P, RS_ROWS);
-    const int h = ct.h, r0 = ct.r0, hk = ct.hk, rows = ct.rows, Dk = P.Dk;
+    const int h = ct.h, r0 = ct.r0, hk = ct.hk, rows = ct.rows;
     const int64_t prs = ct.prs, pcs = ct.pcs;
     const bool pairs = rs_out_vec(P); /* the outputs by 16-byte bf16 pieces */
 
@@ -245,16 +294,7 @@ __global__ void __launch_bounds__(128, 3 - NS)
                                     t0 + (int64_t)c * TC_C, hk, h, r0, &full[c]);
         /* S [64][Dk]: rows 16 w + g (+ 8), columns 8 j + 2 t4 (+ 1) at s[4 j + 2 hf + e] */
         float s[DKP / 2];
-#pragma unroll
-        for (int j = 0; j < DKP / 8; j++)
-#pragma unroll
-            for (int q = 0; q < 4; q++) {
-                const int r = 16 * w + g + 8 * (q >> 1), cc = 8 * j + 2 * t4 + (q & 1);
-                s[4 * j + q] = rs >= 0 && r < rows && cc < Dk
-                                   ? P.pool[rs * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs +
-                                            (int64_t)cc * pcs]
-                                   : 0.f;
-            }
+        rs_state_io<DKP, false>(P, s, rs, h, r0, rows, prs, pcs, w, g, t4);
         for (int c = 0; c < nc; c++) {
             const int64_t tc = t0 + (int64_t)c * TC_C;
             const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
@@ -280,18 +320,13 @@ __global__ void __launch_bounds__(128, 3 - NS)
 #pragma unroll
                 for (int q = 0; q < 4; q++)
                     sa[kk][q] = sp_bf2(s[8 * kk + 2 * q], s[8 * kk + 2 * q + 1]);
-            /* X^T = S K^T, then Y^T = S Q^T (B: the k, q boxes, K-major; 32 bytes per k16 within a box) */
+            /* X^T = S K^T (B: the k boxes, K-major; 32 bytes per k16 within a box) */
             float x[32], y[32];
             wg_fence_acc(x);
-            wg_fence_acc(y);
             wg_fence();
 #pragma unroll
             for (int kk = 0; kk < NK; kk++)
                 rs_bf16_n64<0>(x, sa[kk], rs_desc_sw128(st.K + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u), kk);
-            rs_commit();
-#pragma unroll
-            for (int kk = 0; kk < NK; kk++)
-                rs_bf16_n64<0>(y, sa[kk], rs_desc_sw128(st.Q + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u), kk);
             rs_commit();
             /* meanwhile V^T in fragment order: matrix (j, hf) = tokens 8 j .., state rows 16 w + 8 hf ..; lane L
                addresses row L % 8 of matrix L / 8 of each x4 (two j, two hf) */
@@ -306,7 +341,7 @@ __global__ void __launch_bounds__(128, 3 - NS)
                 vt[2 * jj + 1][0] = r4[2];
                 vt[2 * jj + 1][1] = r4[3];
             }
-            rs_wait<1>(); /* X^T */
+            rs_wait<0>(); /* X^T */
             wg_fence_acc(x);
             /* R^T = V^T diag(bt) - X^T diag(sk), tf32, as the A fragments of D^T = R^T T^T: k8 block j's
                positions t4, t4 + 4 hold columns 8 j + 2 t4, 8 j + 2 t4 + 1 (T, P permuted alike) */
@@ -322,18 +357,23 @@ __global__ void __launch_bounds__(128, 3 - NS)
                     ra[j][2 + hf] = rs_tf32(bt.y * __uint_as_float(v & 0xffff0000u) - sk.y * x[4 * j + 2 * hf + 1]);
                 }
             }
+            /* D^T = R^T T^T on the chain, then Y^T = S Q^T (off it: its products queue behind D's) */
             float d[32];
             wg_fence_acc(d);
+            wg_fence_acc(y);
             wg_fence();
 #pragma unroll
             for (int j = 0; j < 8; j++)
                 rs_tf32_n64(d, ra[j], wg_desc(st.T + j * 2 * 32, 128u, 2048u), j);
             rs_commit();
-            rs_wait<0>(); /* D^T, Y^T */
+#pragma unroll
+            for (int kk = 0; kk < NK; kk++)
+                rs_bf16_n64<0>(y, sa[kk], rs_desc_sw128(st.Q + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u), kk);
+            rs_commit();
+            rs_wait<1>(); /* D^T */
             wg_fence_acc(d);
-            wg_fence_acc(y);
-            /* cf D^T (bf16, the update's A fragments: k16 block kk = tokens 16 kk ..), D^T (tf32, the outputs'
-               A fragments, as R^T's), Y^T diag(sq), gl S */
+            /* cf D^T (bf16, the update's A fragments: k16 block kk = tokens 16 kk ..) and gl S, for the update;
+               then D^T (tf32, the outputs' A fragments, as R^T's) and Y^T diag(sq) while it runs */
             unsigned da[4][4], dt[8][4];
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) {
@@ -344,31 +384,37 @@ __global__ void __launch_bounds__(128, 3 - NS)
                 da[kk][2] = sp_bf2(c1.x * d[8 * kk + 4], c1.y * d[8 * kk + 5]);
                 da[kk][3] = sp_bf2(c1.x * d[8 * kk + 6], c1.y * d[8 * kk + 7]);
             }
+            const float gl = st.sc[4 * TC_C];
+#pragma unroll
+            for (int q = 0; q < DKP / 2; q++)
+                s[q] *= gl;
+            wg_fence_acc(s);
+            wg_fence();
+            /* S' = gl S + (cf D^T) K (B: the k boxes MN-major, 16 tokens = 2048 bytes per k16) */
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+                rs_bf16_nk<DKP>(s, da[kk], rs_desc_sw128(st.K + kk * 2048, RS_MN_LBO, RS_MN_SBO));
+            rs_commit();
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 dt[j][0] = rs_tf32(d[4 * j]);
                 dt[j][1] = rs_tf32(d[4 * j + 2]);
                 dt[j][2] = rs_tf32(d[4 * j + 1]);
                 dt[j][3] = rs_tf32(d[4 * j + 3]);
+            }
+            rs_wait<1>(); /* Y^T (committed before the update) */
+            wg_fence_acc(y);
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
                 const float2 sq = *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
                 y[4 * j] *= sq.x;
                 y[4 * j + 1] *= sq.y;
                 y[4 * j + 2] *= sq.x;
                 y[4 * j + 3] *= sq.y;
             }
-            const float gl = st.sc[4 * TC_C];
-#pragma unroll
-            for (int q = 0; q < DKP / 2; q++)
-                s[q] *= gl;
-            wg_fence_acc(s);
             wg_fence_acc(y);
             wg_fence();
-            /* S' = gl S + (cf D^T) K (B: the k boxes MN-major, 16 tokens = 2048 bytes per k16), then
-               O^T = Y^T diag(sq) + D^T P^T */
-#pragma unroll
-            for (int kk = 0; kk < 4; kk++)
-                rs_bf16_nk<DKP>(s, da[kk], rs_desc_sw128(st.K + kk * 2048, RS_MN_LBO, RS_MN_SBO));
-            rs_commit();
+            /* O^T = Y^T diag(sq) + D^T P^T */
 #pragma unroll
             for (int j = 0; j < 8; j++)
                 rs_tf32_n64(y, dt[j], wg_desc(st.P + j * 2 * 32, 128u, 2048u), 1);
@@ -378,6 +424,30 @@ __global__ void __launch_bounds__(128, 3 - NS)
             wg_fence_acc(y);
             /* O^T to the staging rows [token][state row]; then the stage's buffers are free: chunk c + NS's
                copies go into them while the outputs are stored */
+            if (pairs) { /* bf16, by the transposing stmatrix into one of two 8 KB buffers (rows of 128 bytes, the
+                            16-byte pieces swizzled by the row: conflict-free both ways), one barrier per chunk */
+                unsigned char *ot = (unsigned char *)Os + (c & 1) * TC_C * RS_ROWS * 2;
+#pragma unroll
+                for (int jj = 0; jj < 4; jj++) {
+                    const int m = lane >> 3, t = 8 * (2 * jj + (m >> 1)) + (lane & 7), ch = 2 * w + (m & 1);
+                    const unsigned r4[4] = {sp_bf2(y[8 * jj], y[8 * jj + 1]), sp_bf2(y[8 * jj + 2], y[8 * jj + 3]),
+                                            sp_bf2(y[8 * jj + 4], y[8 * jj + 5]), sp_bf2(y[8 * jj + 6], y[8 * jj + 7])};
+                    rs_stsm_t4(ot + t * 128 + 16 * (ch ^ (t & 7)), r4);
+                }
+                __syncthreads();
+                if (tid == 0 && c + NS < nc)
+                    rs_issue_stage<DKP>(M, st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, hk, h, r0,
+                                        &full[sb]);
+                unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + tc * P.os[1] + (int64_t)h * P.os[2] + r0;
+#pragma unroll
+                for (int u = 0; u < TC_C * RS_ROWS / 8 / 128; u++) { /* a row of the chunk per 8 threads */
+                    const int e = tid + 128 * u, t = e >> 3, ch = e & 7;
+                    const uint4 o = *(const uint4 *)(ot + t * 128 + 16 * (ch ^ (t & 7)));
+                    if (t < nt && 8 * ch < rows)
+                        *(uint4 *)(ob + t * P.os[1] + 8 * ch) = o;
+                }
+                continue;
+            }
 #pragma unroll
             for (int j = 0; j < 8; j++)
 #pragma unroll
@@ -387,18 +457,7 @@ __global__ void __launch_bounds__(128, 3 - NS)
             if (tid == 0 && c + NS < nc)
                 rs_issue_stage<DKP>(M, st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, hk, h, r0,
                                     &full[sb]);
-            if (pairs) { /* 8 state rows (16 bytes of bf16) per piece, a row of the chunk per 8 threads */
-                unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + tc * P.os[1] + (int64_t)h * P.os[2] + r0;
-#pragma unroll
-                for (int u = 0; u < TC_C * RS_ROWS / 8 / 128; u++) {
-                    const int e = tid + 128 * u, t = e >> 3, r = 8 * (e & 7);
-                    const float4 o0 = *(const float4 *)(Os + t * RS_LDO + r);
-                    const float4 o1 = *(const float4 *)(Os + t * RS_LDO + r + 4);
-                    if (t < nt && r < rows)
-                        *(uint4 *)(ob + t * P.os[1] + r) =
-                            make_uint4(sp_bf2(o0.x, o0.y), sp_bf2(o0.z, o0.w), sp_bf2(o1.x, o1.y), sp_bf2(o1.z, o1.w));
-                }
-            } else if (P.out) {
+            if (P.out) {
                 for (int e = tid; e < nt * (RS_ROWS / 4); e += 128) {
                     const int t = e / (RS_ROWS / 4), r = 4 * (e % (RS_ROWS / 4));
                     const float4 o = *(const float4 *)(Os + t * RS_LDO + r);
@@ -413,15 +472,7 @@ __global__ void __launch_bounds__(128, 3 - NS)
             __syncthreads(); /* the staging rows are read before the next chunk writes them */
         }
         if (ws >= 0 && !(t1 == t0 && ws == rs))
-#pragma unroll
-            for (int j = 0; j < DKP / 8; j++)
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const int r = 16 * w + g + 8 * (q >> 1), cc = 8 * j + 2 * t4 + (q & 1);
-                    if (r < rows && cc < Dk)
-                        P.pool[ws * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs + (int64_t)cc * pcs] =
-                            s[4 * j + q];
-                }
+            rs_state_io<DKP, true>(P, s, ws, h, r0, rows, prs, pcs, w, g, t4);
         __syncthreads(); /* the sequence is done with every buffer before the next one's copies */
     }
 }
