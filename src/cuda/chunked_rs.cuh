@@ -20,12 +20,18 @@
  * Dk / 64 boxes of [64 tokens][64 columns] and the v tile as one such box, by tensor copies in the 128-byte
  * swizzle (64 rows of 128 bytes each, 1024-byte aligned: 8 times fewer copy rows than the no-swizzle core
  * layout, and conflict-free for the transposing ldmatrix that reads V^T in fragment order); T, P (the prep's
- * core layout) and the scalars by bulk copies; all on one mbarrier per stage, two stages, each refilled
- * (two chunks ahead) as soon as the warpgroup is done with it. The outputs go through shared memory to
- * coalesced global stores.
+ * core layout) and the scalars by bulk copies; all on one mbarrier per stage. NS stages (template): 2, each
+ * refilled (two chunks ahead) as soon as the warpgroup is done with it, 170 KB at Dk = 128, one CTA per SM;
+ * or 1, 108 KB, two CTAs per SM, each waiting for its next chunk's copies while the other computes (the
+ * launcher's choice past one wave of the SMs). Y^T is issued after D^T, so that its products do not queue
+ * ahead of the chain's. bf16 outputs leave by stmatrix.trans into one of two swizzled 8 KB tiles and 16-byte
+ * stores (one barrier per chunk); other output types through an f32 tile.
  *
  * Assumptions (launch_chunk_split_k): those of chunk_split_ok, bf16 activations, 32 < Dk <= 128 (padded to
  * 64 or 128), T < 2^31, tensor maps that encode, a compute capability 9.x device (the sm_90a code).
+ * Accuracy: the roundings of chunked_wg.cuh (S and cf D^T to bf16, R^T and D^T to tf32): Qwen layer T = 4096
+ * output relative RMS 2.61e-3. H200, Qwen3.6 layer (docs/PERF.md, session 11): B=1 T=4096 0.19 ms for both
+ * passes (this one 122 us), B=64 T=4096 7.06 ms.
  */
 #ifndef GDN_CUDA_CHUNKED_RS_CUH
 #define GDN_CUDA_CHUNKED_RS_CUH
