@@ -398,35 +398,70 @@ struct tc_tile {
     int h, r0, rows, Dk, sm0, sn0, g, t4;
     int64_t prs, pcs;
 };
+/* The pool row of tile row r (slot `slot`; P.pool itself where there is none), and whether a pair of columns
+   goes as one 8-byte access (unit column stride, even strides, an 8-byte aligned base; Dk is even wherever
+   the pairs are used: tensor-core shapes). Per row a pointer: the once-per-sequence code stays short (it
+   runs from a cold instruction cache; docs/PERF.md, session 11). */
+__device__ __forceinline__ float *tc_pool_row(const gdn_cuda_params &P, const tc_tile &k, int64_t slot, int r, bool in)
+{
+    return P.pool + (in ? slot * P.ps[0] + (int64_t)k.h * P.ps[1] + (int64_t)(k.r0 + r) * k.prs : 0);
+}
+__device__ __forceinline__ bool tc_pool_pairs(const gdn_cuda_params &P, const tc_tile &k)
+{
+    return k.pcs == 1 && ((k.prs | P.ps[0] | P.ps[1] | k.Dk) & 1) == 0 && ((uintptr_t)P.pool & 7) == 0;
+}
 template <int DKP>
 __device__ __forceinline__ void tc_state_load(const gdn_cuda_params &P, const tc_tile &k, int64_t rs,
                                               float (&sacc)[DKP / 16][4], float *Ss)
 {
+    const bool vec = tc_pool_pairs(P, k);
 #pragma unroll
-    for (int j = 0; j < DKP / 16; j++)
+    for (int hf = 0; hf < 2; hf++) {
+        const int r = k.sm0 + k.g + 8 * hf;
+        const bool in = rs >= 0 && r < k.rows;
+        const float *row = tc_pool_row(P, k, rs, r, in);
 #pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const int r = k.sm0 + k.g + 8 * (q >> 1), c = k.sn0 + 8 * j + 2 * k.t4 + (q & 1);
-            float x = 0.f;
-            if (rs >= 0 && r < k.rows && c < k.Dk)
-                x = P.pool[rs * P.ps[0] + (int64_t)k.h * P.ps[1] + (int64_t)(k.r0 + r) * k.prs + (int64_t)c * k.pcs];
-            sacc[j][q] = x;
-            Ss[r * tc_ldk(DKP) + c] = tf32r(x);
+        for (int j = 0; j < DKP / 16; j++) {
+            const int c = k.sn0 + 8 * j + 2 * k.t4;
+            float2 x = make_float2(0.f, 0.f);
+            if (vec) {
+                if (in && c < k.Dk)
+                    x = *(const float2 *)(row + c);
+            } else {
+                x.x = in && c < k.Dk ? row[c * k.pcs] : 0.f;
+                x.y = in && c + 1 < k.Dk ? row[(c + 1) * k.pcs] : 0.f;
+            }
+            sacc[j][2 * hf] = x.x;
+            sacc[j][2 * hf + 1] = x.y;
+            Ss[r * tc_ldk(DKP) + c] = tf32r(x.x);
+            Ss[r * tc_ldk(DKP) + c + 1] = tf32r(x.y);
         }
+    }
 }
 template <int DKP>
 __device__ __forceinline__ void tc_state_store(const gdn_cuda_params &P, const tc_tile &k, int64_t ws,
                                                const float (&sacc)[DKP / 16][4])
 {
+    const bool vec = tc_pool_pairs(P, k);
 #pragma unroll
-    for (int j = 0; j < DKP / 16; j++)
+    for (int hf = 0; hf < 2; hf++) {
+        const int r = k.sm0 + k.g + 8 * hf;
+        const bool in = r < k.rows;
+        float *row = tc_pool_row(P, k, ws, r, in);
 #pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const int r = k.sm0 + k.g + 8 * (q >> 1), c = k.sn0 + 8 * j + 2 * k.t4 + (q & 1);
-            if (r < k.rows && c < k.Dk)
-                P.pool[ws * P.ps[0] + (int64_t)k.h * P.ps[1] + (int64_t)(k.r0 + r) * k.prs + (int64_t)c * k.pcs] =
-                    sacc[j][q];
+        for (int j = 0; j < DKP / 16; j++) {
+            const int c = k.sn0 + 8 * j + 2 * k.t4;
+            if (!in || c >= k.Dk)
+                continue;
+            if (vec) {
+                *(float2 *)(row + c) = make_float2(sacc[j][2 * hf], sacc[j][2 * hf + 1]);
+            } else {
+                row[c * k.pcs] = sacc[j][2 * hf];
+                if (c + 1 < k.Dk)
+                    row[(c + 1) * k.pcs] = sacc[j][2 * hf + 1];
+            }
         }
+    }
 }
 
 /* The state update of an update warp: S' = gl S + (D o cf)^T K, K [C][LDK] in shared memory, then the warp's
