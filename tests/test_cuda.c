@@ -501,6 +501,30 @@ static void run_split(int sanitize, int wg)
            x0 - x1);
     EXPECT(wg == 3 && g_sm90 ? y0 - y1 == w0 - w1 : y0 == y1, "%s: %lld register-sourced wgmma calls", what,
            y0 - y1);
+    { /* a packed batch (cu_seqlens) with empty, 1-token and chunk-boundary sequences: the two passes in one
+         group, the prep over chunk slots */
+        gdn_check_case pc = c;
+        const int64_t lens[7] = {65, 0, 1, 128, 63, 200, 64};
+        gdn_check_set_packed(&pc, 7, lens);
+        pc.problem.num_v_heads = 4; /* ratio 4 */
+        pc.problem.v_dim = 128;
+        pc.pool = GDN_CHECK_POOL_MOVE;
+        pc.seed = 79;
+        long long c2 = 0, g2 = 0, w2 = 0, x2 = 0, y2 = 0, c3 = 0, g3 = 0, w3 = 0, x3 = 0, y3 = 0;
+#ifdef GDN_HAVE_CUDA
+        gdn_cuda_split_stats(&c2, &g2, &w2, &x2, &y2);
+#endif
+        snprintf(what, sizeof what, "%s packed", label);
+        run_tc_case(&pc, what, 0, 0.0);
+#ifdef GDN_HAVE_CUDA
+        gdn_cuda_split_stats(&c3, &g3, &w3, &x3, &y3);
+#endif
+        if (g_backend == GDN_BACKEND_CUDA)
+            EXPECT(c3 - c2 == 1 && g3 - g2 == 1 && (wg && g_sm90 ? w3 - w2 == 1 : w3 == w2) &&
+                       (wg == 3 && g_sm90 ? y3 - y2 == 1 : y3 == y2),
+                   "%s: %lld calls in %lld groups, %lld on wgmma, %lld register-sourced (1, 1, %d, %d expected)", what,
+                   c3 - c2, g3 - g2, w3 - w2, y3 - y2, wg && g_sm90, wg == 3 && g_sm90);
+    }
     if (!sanitize) { /* a long sequence: 601 chunks, each of the state pass's two stages reused 300 times */
         c.problem.num_v_heads = 1;
         c.B = 1;

@@ -211,7 +211,8 @@ static void chunk_workspace(gdn_cuda_context *c, gdn_cuda_params *p)
     p->ws_floats = 0;
     if (!c->chunk_split)
         return;
-    const int64_t all = gdn_cuda_chunk_workspace_floats(p), per = all > 0 ? all / p->N : 0;
+    /* per: the least a launch needs (one sequence of a dense batch; a packed batch's whole) */
+    const int64_t all = gdn_cuda_chunk_workspace_floats(p), per = all > 0 ? (p->cu ? all : all / p->N) : 0;
     if (per <= 0 || per > c->ws_max)
         return;
     const int64_t need = all < c->ws_max ? all : c->ws_max / per * per;

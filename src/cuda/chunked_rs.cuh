@@ -292,7 +292,7 @@ __global__ void __launch_bounds__(128, 3 - NS)
         int64_t b, t0, t1;
         seq_tokens(P, n, &b, &t0, &t1);
         const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
-        const float *wsn = sp_ws_head(P, n, h);
+        const float *wsn = sp_ws_head(P, n, h, t0, t1);
         const int nc = (int)((t1 - t0 + TC_C - 1) / TC_C);
         if (tid == 0)
             for (int c = 0; c < NS && c < nc; c++)

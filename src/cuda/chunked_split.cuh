@@ -30,8 +30,9 @@
  * each), warps 4-7 Q S^T; barrier; D = T R (every warp, 16 x 16); barrier; warps 4-7 the outputs, warps
  * 0-3 the state update (the state in f32 accumulator fragments across chunks, as chunk_tc).
  *
- * Assumptions (chunk_split_ok): as chunk_tc_kernel (no capture, Dk <= 128), plus a dense batch (no
- * cu_seqlens; batch.num_tokens allowed), bf16 or f16 activations with q, k, v rows of unit stride, 16-byte
+ * Assumptions (chunk_split_ok): as chunk_tc_kernel (no capture, Dk <= 128), plus a dense or packed batch
+ * (batch.num_tokens allowed; a packed one in one group, its chunks in workspace slots, sp_varlen_slot), bf16
+ * or f16 activations with q, k, v rows of unit stride, 16-byte
  * aligned (Dk, Dv and the outer strides multiples of 8 elements), N <= 65535, and a workspace of
  * Hv ceil(T / C) SP_WSB floats per sequence (the context's, GDN_CUDA_CHUNK_WS_MB; the launcher takes the
  * sequences in groups that fit it; without one, chunk_tc_kernel runs). Gate values must give decays in [0, 1].
@@ -46,10 +47,21 @@
 #define SP_LDP (TC_C + 8) /* a stage's P rows: the 8-byte (row g, columns 2t, 2t + 1) reads hit 32 banks */
 #define SP_LDD (TC_R + 4) /* D rows: the (rows 2t, 2t + 1, column g) reads hit 32 banks */
 
-/* The workspace block of sequence n's value head h, chunk 0 (chunk c's is SP_WSB c floats on; the launcher's
-   group starts at sequence P.n0; chunk_split_seq_floats is one sequence's share). */
-__device__ __forceinline__ float *sp_ws_head(const gdn_cuda_params &P, int64_t n, int h)
+/* The first chunk slot of sequence n in a packed batch (cu_seqlens), its tokens starting at t0 = cu[n]:
+   floor((t0 + n (C - 1)) / C). Each sequence's ceil(len / C) chunks fit between its slot and the next
+   sequence's (floor(a + b) >= floor(a) + floor(b)); all of them below floor((T + N (C - 1)) / C) + 1. */
+__host__ __device__ __forceinline__ int64_t sp_varlen_slot(int64_t n, int64_t t0)
 {
+    return (t0 + n * (TC_C - 1)) / TC_C;
+}
+/* The workspace block of sequence n's value head h, chunk 0 (chunk c's is SP_WSB c floats on); t0, t1 its
+   tokens (seq_tokens). A dense batch: ceil(T / C) chunks per head and sequence, the launcher's group starting
+   at sequence P.n0 (chunk_split_seq_floats is one sequence's share). A packed one (one group): from its
+   first chunk slot (sp_varlen_slot) on, Hv blocks per slot, ceil((t1 - t0) / C) chunks per head. */
+__device__ __forceinline__ float *sp_ws_head(const gdn_cuda_params &P, int64_t n, int h, int64_t t0, int64_t t1)
+{
+    if (P.cu)
+        return P.ws + (sp_varlen_slot(n, t0) * P.Hv + (int64_t)h * ((t1 - t0 + TC_C - 1) / TC_C)) * SP_WSB;
     return P.ws + ((n - P.n0) * P.Hv + h) * ((P.T + TC_C - 1) / TC_C) * SP_WSB;
 }
 
@@ -241,7 +253,7 @@ __device__ __forceinline__ float4 sp_piece_of(int layout, int e, const float *M,
 }
 
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
-   Hk ratio / prep_vpc, N): a CTA takes a key head's chunk and prep_vpc of the value heads that read it (all
+   Hk ratio / prep_vpc, N), or for a packed batch (chunk slots, the same, 1): a CTA takes a key head's chunk and prep_vpc of the value heads that read it (all
    P.ratio of them where the grid is large enough), so the raw rows, their norms and the products K K^T, Q K^T
    are made once for them; per value head the decays, L, P, the inverses and the solve follow in turn, on
    shared memory the raw rows held before. */
@@ -260,19 +272,32 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
     float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
-    const int c = (int)blockIdx.x, hk = (int)blockIdx.y / (P.ratio / P.prep_vpc);
+    const int hk = (int)blockIdx.y / (P.ratio / P.prep_vpc);
     const int v0 = (int)blockIdx.y % (P.ratio / P.prep_vpc) * P.prep_vpc; /* this CTA's first value head of hk's */
-    const int64_t n = P.n0 + blockIdx.z;
+    int64_t n = P.n0 + blockIdx.z, c = blockIdx.x;
     const bool upd = warp < 4;
     const int mt = upd ? warp : 7 - warp;
 
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;
+    if (P.cu) { /* a packed batch: blockIdx.x is a chunk slot (sp_varlen_slot); its sequence, the last whose first
+                   slot is not past it (the slots rise with n; an empty sequence shares the next one's) */
+        int64_t lo = 0, hi = P.N - 1;
+        while (lo < hi) {
+            const int64_t mid = (lo + hi + 1) / 2;
+            if (sp_varlen_slot(mid, ld_cu(P, mid)) <= (int64_t)blockIdx.x)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        n = lo;
+        c = (int64_t)blockIdx.x - sp_varlen_slot(n, ld_cu(P, n));
+    }
     int64_t b, t0, t1;
     seq_tokens(P, n, &b, &t0, &t1);
-    const int64_t tc = t0 + (int64_t)c * TC_C;
-    if (tc >= t1)
+    const int64_t tc = t0 + c * TC_C;
+    if (c < 0 || tc >= t1)
         return; /* past the sequence's (counted) tokens: the state pass never reads these blocks */
     const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
 
@@ -336,7 +361,7 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
 #pragma unroll 1
     for (int v = v0; v < v0 + P.prep_vpc; v++) {
         const int h = P.grouped ? hk * P.ratio + v : hk + v * P.Hk;
-        float *wsb = sp_ws_head(P, n, h) + (int64_t)c * SP_WSB;
+        float *wsb = sp_ws_head(P, n, h, t0, t1) + (int64_t)c * SP_WSB;
         if (tid < TC_C) {
             float l = 0.f, bb = 0.f;
             if (tid < nt) {
@@ -534,7 +559,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
         int64_t b, t0, t1;
         seq_tokens(P, n, &b, &t0, &t1);
         const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
-        const float *wsn = sp_ws_head(P, n, h);
+        const float *wsn = sp_ws_head(P, n, h, t0, t1);
         const sp_feed<DKP> feed = sp_feed_init<DKP>(P, b, h, hk, r0);
 
         float sacc[NTW][4];
@@ -688,11 +713,11 @@ static bool split_rows_ok(const void *base, const int64_t *st)
 static std::atomic<long long> g_split_calls{0}, g_split_groups{0}, g_split_wg_calls{0},
     g_split_wg64_calls{0}, g_split_rs_calls{0}; /* gdn_cuda_split_stats */
 
-/* Does the call take the two-pass kernels (chunk_tc's calls, a dense batch of 16-bit activations with
-   16-byte rows, N <= 65535)? */
+/* Does the call take the two-pass kernels (chunk_tc's calls, a dense or packed batch of 16-bit activations
+   with 16-byte rows, N <= 65535)? */
 static bool chunk_split_ok(const gdn_cuda_params *p)
 {
-    return p->chunk_tc && !p->cu && gdn_cuda_split_shape_ok(p->dtype, p->Dk, p->Dv) && split_rows_ok(p->q, p->qs) &&
+    return p->chunk_tc && gdn_cuda_split_shape_ok(p->dtype, p->Dk, p->Dv) && split_rows_ok(p->q, p->qs) &&
            split_rows_ok(p->k, p->ks) &&
            split_rows_ok(p->v, p->vs) && p->N <= 65535 && p->N >= 1 && p->Hv <= 65535 &&
            (p->T + TC_C - 1) / TC_C <= 0x7fffffff;
@@ -704,10 +729,18 @@ static int64_t chunk_split_seq_floats(const gdn_cuda_params *p)
     return p->Hv * ((p->T + TC_C - 1) / TC_C) * SP_WSB;
 }
 
-/* Floats of workspace the two-pass kernels need for the call (0: they do not apply). */
+/* Floats of workspace the two-pass kernels need for the call (0: they do not apply): a packed batch's chunk
+   slots (sp_varlen_slot) for every value head, in one group; a dense batch's sequences, in groups of what
+   the context gives (one sequence at least: chunk_split_min_floats). */
 static int64_t chunk_split_ws_floats(const gdn_cuda_params *p)
 {
-    return chunk_split_ok(p) ? p->N * chunk_split_seq_floats(p) : 0;
+    if (!chunk_split_ok(p))
+        return 0;
+    return p->cu ? (sp_varlen_slot(p->N, p->T) + 1) * p->Hv * SP_WSB : p->N * chunk_split_seq_floats(p);
+}
+static int64_t chunk_split_min_floats(const gdn_cuda_params *p)
+{
+    return p->cu ? chunk_split_ws_floats(p) : chunk_split_seq_floats(p);
 }
 
 /* cuTensorMapEncodeTiled from the driver, looked up once (NULL: none; the mma state pass runs). */
@@ -727,15 +760,23 @@ static PFN_cuTensorMapEncodeTiled_v12000 wg_encoder(void)
     return fn;
 }
 
+/* The stride (elements) of a tensor map's outermost dimension, the sequences: the view's, or, for a packed
+   batch (the launcher passes N = 1: every sequence is batch row 0), one that spans the rows (the map must
+   have one; it is never stepped). */
+static int64_t wg_outer(const int64_t *st, int64_t T, int64_t N)
+{
+    return N == 1 && st[0] <= 0 ? st[1] * T : st[0];
+}
+
 /* The tensor map of v rows [N][T][Hv][Dv] (16-bit, element strides st), boxes of rt x 1 x TC_C x 1. */
 static bool wg_map_v(CUtensorMap *m, const void *base, const int64_t *st, int64_t Dv, int64_t heads, int64_t T,
                      int64_t N, int rt)
 {
     const PFN_cuTensorMapEncodeTiled_v12000 enc = wg_encoder();
-    if (!enc || st[0] <= 0 || st[1] <= 0 || st[2] <= 0)
+    if (!enc || wg_outer(st, T, N) <= 0 || st[1] <= 0 || st[2] <= 0)
         return false;
     const cuuint64_t dims[4] = {(cuuint64_t)Dv, (cuuint64_t)heads, (cuuint64_t)T, (cuuint64_t)N};
-    const cuuint64_t strides[3] = {(cuuint64_t)st[2] * 2, (cuuint64_t)st[1] * 2, (cuuint64_t)st[0] * 2};
+    const cuuint64_t strides[3] = {(cuuint64_t)st[2] * 2, (cuuint64_t)st[1] * 2, (cuuint64_t)wg_outer(st, T, N) * 2};
     const cuuint32_t box[4] = {(cuuint32_t)rt, 1, TC_C, 1}, es[4] = {1, 1, 1, 1};
     return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)base, dims, strides, box, es,
                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
@@ -749,10 +790,10 @@ static bool wg_map_kq(CUtensorMap *m, const void *base, const int64_t *st, int64
                     int64_t N)
 {
     const PFN_cuTensorMapEncodeTiled_v12000 enc = wg_encoder();
-    if (!enc || st[0] <= 0 || st[1] <= 0 || st[2] <= 0 || Dk % 8 || Dk > 256)
+    if (!enc || wg_outer(st, T, N) <= 0 || st[1] <= 0 || st[2] <= 0 || Dk % 8 || Dk > 256)
         return false;
     const cuuint64_t dims[5] = {8, (cuuint64_t)T, (cuuint64_t)(Dk / 8), (cuuint64_t)heads, (cuuint64_t)N};
-    const cuuint64_t strides[4] = {(cuuint64_t)st[1] * 2, 16, (cuuint64_t)st[2] * 2, (cuuint64_t)st[0] * 2};
+    const cuuint64_t strides[4] = {(cuuint64_t)st[1] * 2, 16, (cuuint64_t)st[2] * 2, (cuuint64_t)wg_outer(st, T, N) * 2};
     const cuuint32_t box[5] = {8, TC_C, (cuuint32_t)(Dk / 8), 1, 1}, es[5] = {1, 1, 1, 1, 1};
     return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 5, (void *)base, dims, strides, box, es,
                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
@@ -764,10 +805,10 @@ static bool wg_map_kq(CUtensorMap *m, const void *base, const int64_t *st, int64
 static bool rs_map(CUtensorMap *m, const void *base, const int64_t *st, int64_t D, int64_t heads, int64_t T, int64_t N)
 {
     const PFN_cuTensorMapEncodeTiled_v12000 enc = wg_encoder();
-    if (!enc || st[0] <= 0 || st[1] <= 0 || st[2] <= 0 || ((uintptr_t)base & 15))
+    if (!enc || wg_outer(st, T, N) <= 0 || st[1] <= 0 || st[2] <= 0 || ((uintptr_t)base & 15))
         return false;
     const cuuint64_t dims[4] = {(cuuint64_t)D, (cuuint64_t)heads, (cuuint64_t)T, (cuuint64_t)N};
-    const cuuint64_t strides[3] = {(cuuint64_t)st[2] * 2, (cuuint64_t)st[1] * 2, (cuuint64_t)st[0] * 2};
+    const cuuint64_t strides[3] = {(cuuint64_t)st[2] * 2, (cuuint64_t)st[1] * 2, (cuuint64_t)wg_outer(st, T, N) * 2};
     const cuuint32_t box[4] = {64, 1, TC_C, 1}, es[4] = {1, 1, 1, 1};
     return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)base, dims, strides, box, es,
                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
@@ -795,16 +836,19 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
        always builds it: the compute_80 PTX alone would leave the kernel's body empty) */
     wg_maps maps;
     rs_maps rmaps;
-    const int64_t group = p.ws_floats / chunk_split_seq_floats(&p); /* sequences per launch pair */
+    /* sequences per launch pair: a packed batch in one (its workspace is the call's, chunk_split_min_floats),
+       a dense one in groups of what the workspace holds; the maps' batch dimension (a packed batch's
+       sequences are all row 0) */
+    const int64_t group = p.cu ? p.N : p.ws_floats / chunk_split_seq_floats(&p), nm = p.cu ? 1 : p.N;
     const bool rs = p.split_wg == 2 && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
-                    rs_map(&rmaps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N) &&
-                    rs_map(&rmaps.k, p.k, p.ks, p.Dk, p.Hk, p.T, p.N) &&
-                    rs_map(&rmaps.v, p.v, p.vs, p.Dv, p.Hv, p.T, p.N);
+                    rs_map(&rmaps.q, p.q, p.qs, p.Dk, p.Hk, p.T, nm) &&
+                    rs_map(&rmaps.k, p.k, p.ks, p.Dk, p.Hk, p.T, nm) &&
+                    rs_map(&rmaps.v, p.v, p.vs, p.Dv, p.Hv, p.T, nm);
     const int rt = rs ? RS_ROWS : wg_rows_per_cta(p, p.N < group ? p.N : group, num_sms);
     const bool wg = !rs && p.split_wg && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
-                    wg_map_kq(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, p.N) &&
-                    wg_map_kq(&maps.k, p.k, p.ks, p.Dk, p.Hk, p.T, p.N) &&
-                    wg_map_v(&maps.v, p.v, p.vs, p.Dv, p.Hv, p.T, p.N, rt);
+                    wg_map_kq(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, nm) &&
+                    wg_map_kq(&maps.k, p.k, p.ks, p.Dk, p.Hk, p.T, nm) &&
+                    wg_map_v(&maps.v, p.v, p.vs, p.Dv, p.Hv, p.T, nm, rt);
     p.split_wg = rs ? 2 : wg; /* also the prep pass's layout of T and P (sp_piece_of) */
     const int tile = rs || wg ? rt : TC_R;
     /* the prep pass: a CTA per key head and chunk once that grid covers the SMs (the value heads that share
@@ -843,8 +887,11 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     for (p.n0 = 0; p.n0 < p.N; p.n0 += group) {
         p.n1 = p.N - p.n0 < group ? p.N : p.n0 + group;
         g_split_groups++;
-        cfg.gridDim = dim3((unsigned)((p.T + TC_C - 1) / TC_C), (unsigned)(p.Hk * (p.ratio / p.prep_vpc)),
-                           (unsigned)(p.n1 - p.n0));
+        /* the prep: a CTA per (chunk, key head or value head, sequence), or for a packed batch per (chunk
+           slot, head): the slots its sequences' chunks take, sp_varlen_slot */
+        cfg.gridDim = p.cu ? dim3((unsigned)(sp_varlen_slot(p.N, p.T) + 1), (unsigned)(p.Hk * (p.ratio / p.prep_vpc)), 1)
+                           : dim3((unsigned)((p.T + TC_C - 1) / TC_C), (unsigned)(p.Hk * (p.ratio / p.prep_vpc)),
+                                  (unsigned)(p.n1 - p.n0));
         cfg.dynamicSmemBytes = sp;
         if (p.T > 0 && (e = cudaLaunchKernelEx(&cfg, prep, p)) != cudaSuccess)
             return e;

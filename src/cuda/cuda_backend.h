@@ -81,7 +81,7 @@ static inline int gdn_cuda_split_wg_shape_ok(int dtype, int64_t k_dim, int64_t v
  * (chunked, when chosen (gdn_cuda_chunk_chosen), nothing is captured and k_dim <= 128:
  * "chunk_tf32__cuda_mma" with tc (problem.precision not F32), else "chunk_f32__cuda"; with tc, on a context
  * that runs the two passes (GDN_CUDA_CHUNK_SPLIT not 0), for 16-bit activations (dtype) and k_dim, v_dim
- * multiples of 8: "chunk_split_tf32__cuda_mma", the kernels a dense call with 16-byte aligned q, k, v rows
+ * multiples of 8: "chunk_split_tf32__cuda_mma", the kernels a dense or packed call with 16-byte aligned q, k, v rows
  * takes (chunked_split.cuh; other calls of the problem take chunk_tf32__cuda_mma), or, on a compute
  * capability 9.x device with GDN_CUDA_CHUNK_SPLIT not 1, for bf16 activations and 32 < k_dim <= 128,
  * "chunk_split_bf16__cuda_wgmma_rs" (the state pass on wgmma with register-sourced operands, chunked_rs.cuh),

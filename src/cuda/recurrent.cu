@@ -1388,8 +1388,9 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
        chunked_tc.cuh) where it applies, else the token loop */
     if (chunk_prefill_ok(&p)) {
         p.qk_vec = qk_vec_ok(&p);
-        if (p.ws && chunk_split_ok(&p) && p.ws_floats >= chunk_split_seq_floats(&p))
-            /* the two passes where the context gave a workspace (for one sequence at least) */
+        if (p.ws && chunk_split_ok(&p) && p.ws_floats >= chunk_split_min_floats(&p))
+            /* the two passes where the context gave a workspace (for one sequence at least; a packed batch's
+               whole) */
             return launch_chunk_split(p, cfg, num_sms);
         return p.chunk_tc ? launch_chunk_tc(p, cfg) : launch_chunk_prefill(p, cfg);
     }
