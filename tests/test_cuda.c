@@ -936,6 +936,17 @@ static void run_errors(void)
                    strncmp(gdn_context_kernel_for(ctx, &p, 4096, 1), "recurrent", 9) == 0,
                "kernel_for AUTO on CUDA: %s at %d tokens", gdn_context_kernel_for(ctx, &p, 64, 0),
                GDN_CUDA_CHUNK_MIN_TOKENS);
+        /* bf16, Dk = Dv = 128 on a compute capability 9.x device (the register-sourced state pass, unless the
+           environment picks another): from GDN_CUDA_CHUNK_RS_MIN_TOKENS */
+        p.dtype = GDN_DTYPE_BF16;
+        p.k_dim = p.v_dim = 128;
+        const int rs_on = wg_on && !(sw && sw[0] == '2');
+        const int mt = rs_on ? GDN_CUDA_CHUNK_RS_MIN_TOKENS : GDN_CUDA_CHUNK_MIN_TOKENS;
+        EXPECT(strncmp(gdn_context_kernel_for(ctx, &p, mt, 0), "chunk", 5) == 0 &&
+                   strncmp(gdn_context_kernel_for(ctx, &p, mt - 1, 0), "recurrent", 9) == 0 &&
+                   (!rs_on || strcmp(gdn_context_kernel_for(ctx, &p, mt, 0), "chunk_split_bf16__cuda_wgmma_rs") == 0),
+               "kernel_for AUTO bf16 Dk=128 on CUDA: %s at %d tokens, %s at %d", gdn_context_kernel_for(ctx, &p, mt, 0),
+               mt, gdn_context_kernel_for(ctx, &p, mt - 1, 0), mt - 1);
     }
 done:
     gdn_context_destroy(ctx);

@@ -207,8 +207,11 @@ const char *gdn_context_kernel_for(const gdn_context *ctx, const gdn_problem *pr
 #ifdef GDN_HAVE_CUDA
     if (ctx->backend == GDN_BACKEND_CUDA) {
         const int tc = problem->precision != GDN_PRECISION_F32;
-        return gdn_cuda_kernel_for(ctx->cuda, gdn_cuda_chunk_chosen(problem->algo, tc, tokens), capture, dk, dv,
-                                   problem->dtype, tc);
+        return gdn_cuda_kernel_for(
+            ctx->cuda,
+            gdn_cuda_chunk_chosen(problem->algo, tc, tokens,
+                                  gdn_cuda_chunk_min_tokens(ctx->cuda, problem->dtype, dk, dv)),
+            capture, dk, dv, problem->dtype, tc);
     }
 #endif
     /* the rule of gdn_cpu_use_chunked (cpu/chunked.c), then its choice of value kernel */

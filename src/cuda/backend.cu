@@ -182,6 +182,13 @@ const char *gdn_cuda_kernel_name(int k_dim)
     return gdn_cuda_recurrent_name(k_dim);
 }
 
+int gdn_cuda_chunk_min_tokens(const gdn_cuda_context *c, int dtype, int64_t k_dim, int64_t v_dim)
+{
+    return c && c->chunk_split == 3 && c->sm90 && gdn_cuda_split_wg_shape_ok(dtype, k_dim, v_dim)
+               ? GDN_CUDA_CHUNK_RS_MIN_TOKENS
+               : GDN_CUDA_CHUNK_MIN_TOKENS;
+}
+
 const char *gdn_cuda_kernel_for(const gdn_cuda_context *c, int chunked, int capture, int k_dim, int v_dim, int dtype,
                                 int tc)
 {
@@ -315,7 +322,8 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.cu_i64 = pl->cu_type == GDN_INDEX_I64;
     p.num_tokens = pl->num_tokens;
     p.chunk_tc = pl->precision != GDN_PRECISION_F32;
-    p.algo_chunked = gdn_cuda_chunk_chosen(pl->algo, p.chunk_tc, pl->N > 0 ? (pl->cu ? pl->T / pl->N : pl->T) : 0);
+    p.algo_chunked = gdn_cuda_chunk_chosen(pl->algo, p.chunk_tc, pl->N > 0 ? (pl->cu ? pl->T / pl->N : pl->T) : 0,
+                                           gdn_cuda_chunk_min_tokens(c, pl->dtype, pl->Dk, pl->Dv));
     p.q = pl->q.data;
     p.k = pl->k.data;
     p.v = pl->v.data;

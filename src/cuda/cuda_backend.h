@@ -55,13 +55,17 @@ gdn_status gdn_conv_plan_make_device(gdn_conv_plan *plan, const gdn_conv_problem
  * (INVALID_ARGUMENT, message naming the array and index) or a CUDA failure (INTERNAL). */
 gdn_status gdn_cuda_synchronize(gdn_cuda_context *c, char *err, size_t err_len);
 
-/* AUTO's crossover on CUDA: the tensor-core chunked kernel from this many tokens per sequence (the
- * call's T, or for a packed batch its total over the number of sequences) when the products may run on tensor
- * cores (problem.precision not F32); below, and with F32, the token loop (H200: docs/PERF.md). */
+/* AUTO's crossover on CUDA: the tensor-core chunked kernel from min_tokens tokens per sequence (the call's T,
+ * or for a packed batch its total over the number of sequences) when the products may run on tensor cores
+ * (problem.precision not F32); below, and with F32, the token loop. min_tokens: gdn_cuda_chunk_min_tokens,
+ * GDN_CUDA_CHUNK_RS_MIN_TOKENS where chunk_split_bf16__cuda_wgmma_rs runs (H200, session 11: ahead of the
+ * token loop at T = 16 from B=1 to B=64, 15.7 against 18.9 us at B=1), else GDN_CUDA_CHUNK_MIN_TOKENS
+ * (docs/PERF.md). */
 #define GDN_CUDA_CHUNK_MIN_TOKENS 64
-static inline int gdn_cuda_chunk_chosen(gdn_algo algo, int tc, int64_t tokens_per_seq)
+#define GDN_CUDA_CHUNK_RS_MIN_TOKENS 16
+static inline int gdn_cuda_chunk_chosen(gdn_algo algo, int tc, int64_t tokens_per_seq, int min_tokens)
 {
-    return algo == GDN_ALGO_CHUNKED || (algo == GDN_ALGO_AUTO && tc && tokens_per_seq >= GDN_CUDA_CHUNK_MIN_TOKENS);
+    return algo == GDN_ALGO_CHUNKED || (algo == GDN_ALGO_AUTO && tc && tokens_per_seq >= min_tokens);
 }
 
 /* The problem-level conditions of the two-pass chunked kernels (chunked_split.cuh; the call's pointers and
@@ -87,6 +91,11 @@ static inline int gdn_cuda_split_wg_shape_ok(int dtype, int64_t k_dim, int64_t v
  * "chunk_split_bf16__cuda_wgmma_rs" (the state pass on wgmma with register-sourced operands, chunked_rs.cuh),
  * or with GDN_CUDA_CHUNK_SPLIT=2 "chunk_split_bf16__cuda_wgmma" (from shared memory, chunked_wg.cuh)). */
 const char *gdn_cuda_kernel_name(int k_dim);
+
+/* AUTO's crossover (gdn_cuda_chunk_chosen) for a problem on context c: GDN_CUDA_CHUNK_RS_MIN_TOKENS where its
+ * dense calls take chunk_split_bf16__cuda_wgmma_rs (bf16 activations, 32 < k_dim <= 128, dimensions multiples
+ * of 8, a compute capability 9.x device, GDN_CUDA_CHUNK_SPLIT unset or 3), else GDN_CUDA_CHUNK_MIN_TOKENS. */
+int gdn_cuda_chunk_min_tokens(const gdn_cuda_context *c, int dtype, int64_t k_dim, int64_t v_dim);
 const char *gdn_cuda_kernel_for(const gdn_cuda_context *c, int chunked, int capture, int k_dim, int v_dim, int dtype,
                                 int tc);
 
