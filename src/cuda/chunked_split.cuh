@@ -65,6 +65,22 @@ __device__ __forceinline__ float *sp_ws_head(const gdn_cuda_params &P, int64_t n
     return P.ws + ((n - P.n0) * P.Hv + h) * ((P.T + TC_C - 1) / TC_C) * SP_WSB;
 }
 
+/* A state pass's sequence n: its batch row and tokens (seq_tokens), read and write slots, and the workspace
+   blocks of its value head h (sp_ws_head). */
+struct sp_seq {
+    int64_t b, t0, t1, rs, ws;
+    const float *wsn;
+};
+__device__ __forceinline__ sp_seq sp_seq_of(const gdn_cuda_params &P, int64_t n, int h)
+{
+    sp_seq s;
+    seq_tokens(P, n, &s.b, &s.t0, &s.t1);
+    s.rs = seq_read_slot(P, n);
+    s.ws = seq_write_slot(P, n);
+    s.wsn = sp_ws_head(P, n, h, s.t0, s.t1);
+    return s;
+}
+
 /* A state pass CTA's tile of rt state rows (blockIdx.x over Hv x ceil(Dv / rt)): value head h, its key head hk,
    state rows r0 .. r0 + rows - 1, and the pool's strides along those rows and along Dk. */
 struct sp_tile {
@@ -556,10 +572,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
     if (P.checked && __ldcg(&P.words->call_error))
         return;
     for (int64_t n = P.n0 + blockIdx.y; n < P.n1; n += gridDim.y) {
-        int64_t b, t0, t1;
-        seq_tokens(P, n, &b, &t0, &t1);
-        const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
-        const float *wsn = sp_ws_head(P, n, h, t0, t1);
+        const auto [b, t0, t1, rs, ws, wsn] = sp_seq_of(P, n, h);
         const sp_feed<DKP> feed = sp_feed_init<DKP>(P, b, h, hk, r0);
 
         float sacc[NTW][4];

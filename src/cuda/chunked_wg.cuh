@@ -363,10 +363,7 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
     if (P.checked && __ldcg(&P.words->call_error))
         return;
     for (int64_t n = P.n0 + blockIdx.y; n < P.n1; n += gridDim.y) {
-        int64_t b, t0, t1;
-        seq_tokens(P, n, &b, &t0, &t1);
-        const int64_t rs = seq_read_slot(P, n), ws = seq_write_slot(P, n);
-        const float *wsn = sp_ws_head(P, n, h, t0, t1);
+        const auto [b, t0, t1, rs, ws, wsn] = sp_seq_of(P, n, h);
         const int nc = (int)((t1 - t0 + TC_C - 1) / TC_C);
 
         if (tid == WG_PRODUCER && nc > 0)
