@@ -22,7 +22,7 @@
  * layout, and conflict-free for the transposing ldmatrix that reads V^T in fragment order); T, P (the prep's
  * core layout) and the scalars by bulk copies; all on one mbarrier per stage. NS stages (template): 2, each
  * refilled (two chunks ahead) as soon as the warpgroup is done with it, 170 KB at Dk = 128, one CTA per SM;
- * or 1, 108 KB, two CTAs per SM, each waiting for its next chunk's copies while the other computes (the
+ * or 1, 94 KB, two CTAs per SM, each waiting for its next chunk's copies while the other computes (the
  * launcher's choice past one wave of the SMs). Y^T is issued after D^T, so that its products do not queue
  * ahead of the chain's. bf16 outputs leave by stmatrix.trans into one of two swizzled 8 KB tiles and 16-byte
  * stores (one barrier per chunk); other output types through an f32 tile.
@@ -137,7 +137,7 @@ __device__ __forceinline__ uint64_t rs_desc_sw128(const void *p, unsigned lbo, u
 #define RS_MN_LBO 8192u
 #define RS_MN_SBO 1024u
 
-/* Two floats as tf32 operand bits. */
+/* A float as tf32 operand bits (rounded to nearest). */
 __device__ __forceinline__ unsigned rs_tf32(float x)
 {
     return __float_as_uint(tf32r(x));
@@ -145,9 +145,13 @@ __device__ __forceinline__ unsigned rs_tf32(float x)
 
 /* One stage (shared memory, 1024-byte aligned): k, q as DKP / 64 boxes of [C][64] bf16 each (128-byte
    swizzle), the v tile [C][64] likewise, T, P (tf32, the prep's permuted core layout), the scalars. */
+__host__ __device__ constexpr int rs_stage_payload(int dkp) /* the bytes the copies bring */
+{
+    return 2 * dkp * TC_C * 2 + TC_C * RS_ROWS * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4;
+}
 __host__ __device__ constexpr int rs_stage_bytes(int dkp)
 {
-    return (2 * dkp * TC_C * 2 + TC_C * RS_ROWS * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4 + 1023) / 1024 * 1024;
+    return (rs_stage_payload(dkp) + 1023) / 1024 * 1024;
 }
 #define RS_LDO (RS_ROWS + 4) /* the outputs' staging rows (f32): the (column g, row 2 t) writes hit 32 banks */
 /* ns stages (1: two CTAs fit an SM; 2), the outputs' staging [C][RS_LDO] f32, the stages' mbarriers; and
@@ -179,7 +183,7 @@ template <int DKP>
 __device__ __forceinline__ void rs_issue_stage(const rs_maps &m, const rs_stage<DKP> &s, const float *wsb, int64_t b,
                                                int64_t tc, int hk, int h, int r0, uint64_t *bar)
 {
-    wg_mbar_expect(bar, (unsigned)(2 * DKP * TC_C * 2 + TC_C * RS_ROWS * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4));
+    wg_mbar_expect(bar, (unsigned)rs_stage_payload(DKP));
 #pragma unroll
     for (int x = 0; x < DKP / 64; x++) {
         wg_tma4(s.K + x * 8192, &m.k, 64 * x, hk, (int)tc, (int)b, bar);
@@ -216,46 +220,6 @@ __device__ __forceinline__ bool rs_out_vec(const gdn_cuda_params &P)
            ((uintptr_t)P.out & 15) == 0;
 }
 
-/* The state tile's rows 16 w + g (+ 8), columns 8 j + 2 t4 (+ 1) (s[4 j + 2 hf + e]) from (ST: to) pool slot
-   `slot` (read: zeros where slot < 0, and past rows, Dk). Two floats per access where the pool's columns are
-   unit-stride and 8-byte aligned; per row a pointer, so that the straight-line code stays short (it runs once
-   per sequence, from a cold instruction cache). */
-template <int DKP, bool ST>
-__device__ __forceinline__ void rs_state_io(const gdn_cuda_params &P, float (&s)[DKP / 2], int64_t slot, int h, int r0,
-                                            int rows, int64_t prs, int64_t pcs, int w, int g, int t4)
-{
-    const bool vec = pcs == 1 && ((prs | P.ps[0] | P.ps[1]) & 1) == 0 && ((uintptr_t)P.pool & 7) == 0;
-#pragma unroll
-    for (int hf = 0; hf < 2; hf++) {
-        const int r = 16 * w + g + 8 * hf;
-        const bool in = (ST || slot >= 0) && r < rows;
-        float *row = P.pool + (in ? slot * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs : 0);
-#pragma unroll
-        for (int j = 0; j < DKP / 8; j++) {
-            const int cc = 8 * j + 2 * t4;
-            float &x0 = s[4 * j + 2 * hf], &x1 = s[4 * j + 2 * hf + 1];
-            const bool ok = in && cc < P.Dk; /* Dk even: the pair is whole */
-            if (vec) {
-                if (ST && ok)
-                    *(float2 *)(row + cc) = make_float2(x0, x1);
-                if (!ST) {
-                    const float2 v = ok ? *(const float2 *)(row + cc) : make_float2(0.f, 0.f);
-                    x0 = v.x;
-                    x1 = v.y;
-                }
-            } else if (ST) {
-                if (ok) {
-                    row[cc * pcs] = x0;
-                    row[(cc + 1) * pcs] = x1;
-                }
-            } else {
-                x0 = ok ? row[cc * pcs] : 0.f;
-                x1 = ok ? row[(cc + 1) * pcs] : 0.f;
-            }
-        }
-    }
-}
-
 /* Pass 2, register-sourced (see the header). Grid (Hv * ceil(Dv / 64), N); one warpgroup; DKP 64 or 128. */
 template <int DKP, int NS>
 __global__ void __launch_bounds__(128, 3 - NS)
@@ -276,7 +240,7 @@ __global__ void __launch_bounds__(128, 3 - NS)
     const sp_tile ct = sp_tile_of(P, RS_ROWS);
     const int h = ct.h, r0 = ct.r0, hk = ct.hk, rows = ct.rows;
     const int64_t prs = ct.prs, pcs = ct.pcs;
-    const bool pairs = rs_out_vec(P); /* the outputs by 16-byte bf16 pieces */
+    const bool vec_out = rs_out_vec(P); /* the outputs by 16-byte bf16 pieces */
 
     if (tid == 0) {
         wg_mbar_init(&full[0]);
@@ -297,7 +261,8 @@ __global__ void __launch_bounds__(128, 3 - NS)
                                     t0 + (int64_t)c * TC_C, hk, h, r0, &full[c]);
         /* S [64][Dk]: rows 16 w + g (+ 8), columns 8 j + 2 t4 (+ 1) at s[4 j + 2 hf + e] */
         float s[DKP / 2];
-        rs_state_io<DKP, false>(P, s, rs, h, r0, rows, prs, pcs, w, g, t4);
+        tc_pool_io<DKP / 8, false>(P, rs, h, r0, 16 * w + g, rows, 2 * t4, prs, pcs,
+                                   [&](int j, int hf) { return &s[4 * j + 2 * hf]; });
         for (int c = 0; c < nc; c++) {
             const int64_t tc = t0 + (int64_t)c * TC_C;
             const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
@@ -427,7 +392,7 @@ __global__ void __launch_bounds__(128, 3 - NS)
             wg_fence_acc(y);
             /* O^T to the staging rows [token][state row]; then the stage's buffers are free: chunk c + NS's
                copies go into them while the outputs are stored */
-            if (pairs) { /* bf16, by the transposing stmatrix into one of two 8 KB buffers (rows of 128 bytes, the
+            if (vec_out) { /* bf16, by the transposing stmatrix into one of two 8 KB buffers (rows of 128 bytes, the
                             16-byte pieces swizzled by the row: conflict-free both ways), one barrier per chunk */
                 unsigned char *ot = (unsigned char *)Os + (c & 1) * TC_C * RS_ROWS * 2;
 #pragma unroll
@@ -475,7 +440,8 @@ __global__ void __launch_bounds__(128, 3 - NS)
             __syncthreads(); /* the staging rows are read before the next chunk writes them */
         }
         if (ws >= 0 && !(t1 == t0 && ws == rs))
-            rs_state_io<DKP, true>(P, s, ws, h, r0, rows, prs, pcs, w, g, t4);
+            tc_pool_io<DKP / 8, true>(P, ws, h, r0, 16 * w + g, rows, 2 * t4, prs, pcs,
+                                      [&](int j, int hf) { return &s[4 * j + 2 * hf]; });
         __syncthreads(); /* the sequence is done with every buffer before the next one's copies */
     }
 }

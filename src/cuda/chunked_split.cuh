@@ -867,8 +867,9 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     /* the prep pass: a CTA per key head and chunk once that grid covers the SMs (the value heads that share
        the key head share its products), else per value head and chunk (each CTA half as long); docs/PERF.md,
        session 10 */
-    const bool share = p.prep_vpc >= 0 ? p.prep_vpc == 1
-                                        : (p.T + TC_C - 1) / TC_C * p.Hk * (p.N < group ? p.N : group) >= (int64_t)num_sms;
+    const int64_t chunks = p.cu ? sp_varlen_slot(p.N, p.T) + 1 /* a packed batch's chunk slots */
+                                : (p.T + TC_C - 1) / TC_C * (p.N < group ? p.N : group);
+    const bool share = p.prep_vpc >= 0 ? p.prep_vpc == 1 : chunks * p.Hk >= (int64_t)num_sms;
     p.prep_vpc = share ? p.ratio : 1;
     const fn_t prep = chunk_split_prep_kernel<DKP, F16>, state = chunk_split_state_kernel<DKP, F16>;
     constexpr int DW = DKP >= 64 ? DKP : 64;

@@ -398,70 +398,66 @@ struct tc_tile {
     int h, r0, rows, Dk, sm0, sn0, g, t4;
     int64_t prs, pcs;
 };
-/* The pool row of tile row r (slot `slot`; P.pool itself where there is none), and whether a pair of columns
-   goes as one 8-byte access (unit column stride, even strides, an 8-byte aligned base; Dk is even wherever
-   the pairs are used: tensor-core shapes). Per row a pointer: the once-per-sequence code stays short (it
-   runs from a cold instruction cache; docs/PERF.md, session 11). */
-__device__ __forceinline__ float *tc_pool_row(const gdn_cuda_params &P, const tc_tile &k, int64_t slot, int r, bool in)
+/* A warp's pairs of a state tile in the pool, slot `slot`, head h: rows r0 + rb (+ 8) (those below rows),
+   columns cb + 8 j (+ 1), j < NJ (those below Dk); x(j, hf) points at the pair of row rb + 8 hf. ST: written;
+   else read, zeros where slot < 0 or outside the tile. Per row a pointer, and two floats per access where the
+   pool allows (unit column stride, even strides and Dk, an 8-byte aligned base): this code runs once per
+   sequence, from a cold instruction cache, so it must stay short (docs/PERF.md, session 11). The tensor-core
+   chunked kernels' state load and store (tc_state_load, tc_state_store, chunked_rs.cuh). */
+template <int NJ, bool ST, class X>
+__device__ __forceinline__ void tc_pool_io(const gdn_cuda_params &P, int64_t slot, int h, int r0, int rb, int rows,
+                                           int cb, int64_t prs, int64_t pcs, X x)
 {
-    return P.pool + (in ? slot * P.ps[0] + (int64_t)k.h * P.ps[1] + (int64_t)(k.r0 + r) * k.prs : 0);
-}
-__device__ __forceinline__ bool tc_pool_pairs(const gdn_cuda_params &P, const tc_tile &k)
-{
-    return k.pcs == 1 && ((k.prs | P.ps[0] | P.ps[1] | k.Dk) & 1) == 0 && ((uintptr_t)P.pool & 7) == 0;
+    const bool vec = pcs == 1 && ((prs | P.ps[0] | P.ps[1] | P.Dk) & 1) == 0 && ((uintptr_t)P.pool & 7) == 0;
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++) {
+        const int r = rb + 8 * hf;
+        const bool in = (ST || slot >= 0) && r < rows;
+        float *row = P.pool + (in ? slot * P.ps[0] + (int64_t)h * P.ps[1] + (int64_t)(r0 + r) * prs : 0);
+#pragma unroll
+        for (int j = 0; j < NJ; j++) {
+            const int c = cb + 8 * j;
+            float *v = x(j, hf);
+            if (vec) {
+                if (ST && in && c < P.Dk)
+                    *(float2 *)(row + c) = make_float2(v[0], v[1]);
+                if (!ST) {
+                    const float2 y = in && c < P.Dk ? *(const float2 *)(row + c) : make_float2(0.f, 0.f);
+                    v[0] = y.x;
+                    v[1] = y.y;
+                }
+            } else if (ST) {
+                if (in && c < P.Dk)
+                    row[c * pcs] = v[0];
+                if (in && c + 1 < P.Dk)
+                    row[(c + 1) * pcs] = v[1];
+            } else {
+                v[0] = in && c < P.Dk ? row[c * pcs] : 0.f;
+                v[1] = in && c + 1 < P.Dk ? row[(c + 1) * pcs] : 0.f;
+            }
+        }
+    }
 }
 template <int DKP>
 __device__ __forceinline__ void tc_state_load(const gdn_cuda_params &P, const tc_tile &k, int64_t rs,
                                               float (&sacc)[DKP / 16][4], float *Ss)
 {
-    const bool vec = tc_pool_pairs(P, k);
+    tc_pool_io<DKP / 16, false>(P, rs, k.h, k.r0, k.sm0 + k.g, k.rows, k.sn0 + 2 * k.t4, k.prs, k.pcs,
+                                [&](int j, int hf) { return &sacc[j][2 * hf]; });
 #pragma unroll
-    for (int hf = 0; hf < 2; hf++) {
-        const int r = k.sm0 + k.g + 8 * hf;
-        const bool in = rs >= 0 && r < k.rows;
-        const float *row = tc_pool_row(P, k, rs, r, in);
+    for (int hf = 0; hf < 2; hf++)
 #pragma unroll
-        for (int j = 0; j < DKP / 16; j++) {
-            const int c = k.sn0 + 8 * j + 2 * k.t4;
-            float2 x = make_float2(0.f, 0.f);
-            if (vec) {
-                if (in && c < k.Dk)
-                    x = *(const float2 *)(row + c);
-            } else {
-                x.x = in && c < k.Dk ? row[c * k.pcs] : 0.f;
-                x.y = in && c + 1 < k.Dk ? row[(c + 1) * k.pcs] : 0.f;
-            }
-            sacc[j][2 * hf] = x.x;
-            sacc[j][2 * hf + 1] = x.y;
-            Ss[r * tc_ldk(DKP) + c] = tf32r(x.x);
-            Ss[r * tc_ldk(DKP) + c + 1] = tf32r(x.y);
-        }
-    }
+        for (int j = 0; j < DKP / 16; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+                Ss[(k.sm0 + k.g + 8 * hf) * tc_ldk(DKP) + k.sn0 + 8 * j + 2 * k.t4 + e] = tf32r(sacc[j][2 * hf + e]);
 }
 template <int DKP>
 __device__ __forceinline__ void tc_state_store(const gdn_cuda_params &P, const tc_tile &k, int64_t ws,
-                                               const float (&sacc)[DKP / 16][4])
+                                               float (&sacc)[DKP / 16][4])
 {
-    const bool vec = tc_pool_pairs(P, k);
-#pragma unroll
-    for (int hf = 0; hf < 2; hf++) {
-        const int r = k.sm0 + k.g + 8 * hf;
-        const bool in = r < k.rows;
-        float *row = tc_pool_row(P, k, ws, r, in);
-#pragma unroll
-        for (int j = 0; j < DKP / 16; j++) {
-            const int c = k.sn0 + 8 * j + 2 * k.t4;
-            if (!in || c >= k.Dk)
-                continue;
-            if (vec) {
-                *(float2 *)(row + c) = make_float2(sacc[j][2 * hf], sacc[j][2 * hf + 1]);
-            } else {
-                row[c * k.pcs] = sacc[j][2 * hf];
-                if (c + 1 < k.Dk)
-                    row[(c + 1) * k.pcs] = sacc[j][2 * hf + 1];
-            }
-        }
-    }
+    tc_pool_io<DKP / 16, true>(P, ws, k.h, k.r0, k.sm0 + k.g, k.rows, k.sn0 + 2 * k.t4, k.prs, k.pcs,
+                               [&](int j, int hf) { return &sacc[j][2 * hf]; });
 }
 
 /* The state update of an update warp: S' = gl S + (D o cf)^T K, K [C][LDK] in shared memory, then the warp's
