@@ -54,9 +54,10 @@
  *      y NULL, y = x, a long packed batch): results within tolerance of the CPU's, outputs, captures
  *      and slots the counts leave out untouched; a negative count and a count past the length are
  *      accepted, reported by gdn_context_synchronize, write nothing, and the next valid call runs.
- * Usage: test_cuda [quick|sanitize|conv-time] (quick: without the suite; sanitize: a short run for
+ * Usage: test_cuda [quick|sanitize|conv-time|rs] (quick: without the suite; sanitize: a short run for
  * compute-sanitizer: parts 4-6 and 8, 40 matrix cases, the fixed cases, the small conv cases; conv-time:
- * the conv timings only).
+ * the conv timings only; rs: the chunked cases on the register-sourced state pass only, for its tuning
+ * switches).
  * GDN_TEST_CUDA_ON_CPU=1 runs parts 1-3, 7 and 8 on the CPU backend instead (to check the harness
  * without a GPU).
  */
@@ -2105,6 +2106,13 @@ int main(int argc, char **argv)
         printf("device 0: %s\n", name);
     }
     const double t0 = now();
+    if (argc > 1 && strcmp(argv[1], "rs") == 0 && g_backend == GDN_BACKEND_CUDA) {
+        /* the register-sourced state pass's chunked cases only (its tuning switches set by the caller) */
+        setenv("GDN_CUDA_CHUNK_SPLIT", "3", 1);
+        run_split(0, 3);
+        printf("%s: %d checks, %d failed, %.1f s\n", g_failed ? "FAIL" : "PASS", g_run, g_failed, now() - t0);
+        return g_failed ? 1 : 0;
+    }
     if (g_backend == GDN_BACKEND_CUDA) {
         run_contexts();
         run_errors();

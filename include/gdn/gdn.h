@@ -163,13 +163,15 @@ typedef enum gdn_precision {
                                     products; everything else f32. Faster, relative RMS error <= 1e-2.
                                     CPU: uses avx512_bf16 (vdpbf16ps) where the CPU has it; elsewhere the
                                     products run in f32 (gdn_context_kernel_for tells which). CUDA: tensor
-                                    cores, AUTO's choice from 64 tokens per sequence. On a compute
-                                    capability 9.x device, dense calls of bf16 activations with 32 < Dk <= 128
-                                    ("chunk_split_bf16__cuda_wgmma") take bf16 operands for the products over
-                                    Dk (the state rounded to bf16 there; ~2.6e-3 relative RMS of the output
-                                    and ~2e-3 of the final state at T = 4096) and tf32 for the others; other
-                                    calls ("chunk_split_tf32__cuda_mma", "chunk_tf32__cuda_mma") take tf32
-                                    operands throughout (10-bit mantissa; ~1.7e-3 output, ~4e-4 state). */
+                                    cores. On a compute capability 9.x device, calls of bf16 activations
+                                    with 32 < Dk <= 128 ("chunk_split_bf16__cuda_wgmma_rs"; AUTO's choice
+                                    from 16 tokens per sequence) take bf16 operands for the products over
+                                    Dk (the state rounded to bf16 there) and for the output's product over
+                                    the chunk, tf32 for the solve's (~3.1e-3 relative RMS of the output,
+                                    ~2e-3 of the final state at T = 4096); other calls
+                                    ("chunk_split_tf32__cuda_mma", "chunk_tf32__cuda_mma"; AUTO's choice
+                                    from 64 tokens) take tf32 operands throughout (10-bit mantissa; ~1.7e-3
+                                    output, ~4e-4 state). */
 } gdn_precision;
 
 /** Whether, and where, the state after every token is written. */

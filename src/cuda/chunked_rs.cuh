@@ -8,30 +8,38 @@
  *     X^T = S K^T,  Y^T = S Q^T                   [64][C]  bf16 operands (S rounded to bf16; k, q as given)
  *     R^T = V^T diag(bt) - X^T diag(sk)           [64][C]  f32, rounded to tf32
  *     D^T = R^T T^T                               [64][C]  tf32 operands
- *     O^T = Y^T diag(sq) + D^T P^T                [64][C]  tf32 operands
+ *     O^T = Y^T diag(sq) + D^T P^T                [64][C]  bf16 operands (D^T and P rounded to bf16)
  *     S'  = gl S + (D^T diag(cf)) K               [64][Dk] bf16 operands (cf D rounded to bf16)
  * every product with f32 accumulation. S stays f32 in the accumulators across the chunks; its bf16 copy is
  * made in registers (the A fragments of X^T and Y^T), as are R^T's, D^T's and cf D^T's: the accumulator
  * layout of one product is the A fragment layout of the next (bf16: as it stands; tf32: the columns 2t, 2t + 1
- * of a group of 8 are the fragment's t, t + 4, so the prep pass writes T and P with the summation index
- * permuted the same way, sp_piece's layout 2). Only k, q, v, T, P and the scalars come from shared memory.
+ * of a group of 8 are the fragment's t, t + 4, so the prep pass writes T with the summation index permuted the
+ * same way, sp_piece_of's layout 2; P it writes in bf16, sp_store_p_bf16). Only k, q, v, T, P and the scalars
+ * come from shared memory.
  *
- * One CTA of one warpgroup per (value head, 64 state rows, sequence). A chunk's stage: the k and q rows as
+ * One warpgroup per (value head, 64 state rows, sequence) computes. A chunk's stage: the k and q rows as
  * Dk / 64 boxes of [64 tokens][64 columns] and the v tile as one such box, by tensor copies in the 128-byte
  * swizzle (64 rows of 128 bytes each, 1024-byte aligned: 8 times fewer copy rows than the no-swizzle core
  * layout, and conflict-free for the transposing ldmatrix that reads V^T in fragment order); T, P (the prep's
- * core layout) and the scalars by bulk copies; all on one mbarrier per stage. NS stages (template): 2, each
- * refilled (two chunks ahead) as soon as the warpgroup is done with it, 170 KB at Dk = 128, one CTA per SM;
- * or 1, 94 KB, two CTAs per SM, each waiting for its next chunk's copies while the other computes (the
- * launcher's choice past one wave of the SMs). Y^T is issued after D^T, so that its products do not queue
- * ahead of the chain's. bf16 outputs leave by stmatrix.trans into one of two swizzled 8 KB tiles and 16-byte
+ * core layouts) and the scalars by bulk copies; all on one mbarrier per stage. NS stages (template):
+ *   2 (154 KB at Dk = 128, one CTA per SM; the launcher's choice up to one wave of the SMs): a fifth warp, the
+ *     producer (PW), issues every stage's copies as soon as the compute warps release its buffer (an mbarrier
+ *     of 128 arrivals per stage, one per compute thread after its last read), two chunks ahead; the compute
+ *     warps sync on a named barrier of their own. The copies' issue, one thread's straight-line code,
+ *     otherwise delays its warp and with it the chunk's products (B=1 T=4096: this pass 122 -> 102 us with
+ *     the producer warp);
+ *   1 (86 KB, two CTAs per SM, past one wave): thread 0 issues the next chunk's copies once the chunk is done,
+ *     and each CTA waits for them while the other computes (no registers are left for a fifth warp).
+ * Y^T is issued after D^T, so that its products do not queue ahead of the chain's (issued right after X^T it
+ * measured no faster). bf16 outputs leave by stmatrix.trans into one of two swizzled 8 KB tiles and 16-byte
  * stores (one barrier per chunk); other output types through an f32 tile.
  *
  * Assumptions (launch_chunk_split_k): those of chunk_split_ok, bf16 activations, 32 < Dk <= 128 (padded to
  * 64 or 128), T < 2^31, tensor maps that encode, a compute capability 9.x device (the sm_90a code).
- * Accuracy: the roundings of chunked_wg.cuh (S and cf D^T to bf16, R^T and D^T to tf32): Qwen layer T = 4096
- * output relative RMS 2.61e-3. H200, Qwen3.6 layer (docs/PERF.md, session 11): B=1 T=4096 0.19 ms for both
- * passes (this one 122 us), B=64 T=4096 7.06 ms.
+ * Accuracy: S, cf D^T, D^T and P rounded to bf16, R^T and T to tf32: Qwen layer T = 4096 output relative RMS
+ * 3.11e-3 (slow decay 3.35e-3; with D^T P^T in tf32, as chunked_wg.cuh: 2.61e-3 / 3.12e-3, at 5-12% more time).
+ * H200, Qwen3.6 layer (docs/PERF.md, session 12): B=1 T=4096 0.165 ms for both passes (this one 102 us),
+ * B=64 T=4096 6.7 ms.
  */
 #ifndef GDN_CUDA_CHUNKED_RS_CUH
 #define GDN_CUDA_CHUNKED_RS_CUH
@@ -144,21 +152,23 @@ __device__ __forceinline__ unsigned rs_tf32(float x)
 }
 
 /* One stage (shared memory, 1024-byte aligned): k, q as DKP / 64 boxes of [C][64] bf16 each (128-byte
-   swizzle), the v tile [C][64] likewise, T, P (tf32, the prep's permuted core layout), the scalars. */
-__host__ __device__ constexpr int rs_stage_payload(int dkp) /* the bytes the copies bring */
+   swizzle), the v tile [C][64] likewise, T (tf32, the prep's permuted core layout), P (bf16 core layout), the
+   scalars. */
+/* The bytes a stage's copies bring: k, q, v (bf16), T (tf32), P (bf16, sp_store_p_bf16), the scalars. */
+__host__ __device__ constexpr int rs_payload(int dkp)
 {
-    return 2 * dkp * TC_C * 2 + TC_C * RS_ROWS * 2 + 2 * TC_C * TC_C * 4 + (4 * TC_C + 4) * 4;
+    return 2 * dkp * TC_C * 2 + TC_C * RS_ROWS * 2 + TC_C * TC_C * 6 + (4 * TC_C + 4) * 4;
 }
 __host__ __device__ constexpr int rs_stage_bytes(int dkp)
 {
-    return (rs_stage_payload(dkp) + 1023) / 1024 * 1024;
+    return (rs_payload(dkp) + 1023) / 1024 * 1024;
 }
 #define RS_LDO (RS_ROWS + 4) /* the outputs' staging rows (f32): the (column g, row 2 t) writes hit 32 banks */
 /* ns stages (1: two CTAs fit an SM; 2), the outputs' staging [C][RS_LDO] f32, the stages' mbarriers; and
    1024 bytes to align the base. */
 __host__ __device__ constexpr int split_state_rs_smem_bytes(int dkp, int ns)
 {
-    return ns * rs_stage_bytes(dkp) + TC_C * RS_LDO * 4 + 16 + 1024;
+    return ns * rs_stage_bytes(dkp) + TC_C * RS_LDO * 4 + 32 + 1024;
 }
 template <int DKP>
 struct rs_stage {
@@ -171,19 +181,21 @@ struct rs_stage {
         V = Q + TC_C * DKP * 2;
         T = (float *)(V + TC_C * RS_ROWS * 2);
         P = T + TC_C * TC_C;
-        sc = P + TC_C * TC_C;
+        sc = P + TC_C * TC_C / 2; /* P: bf16 */
     }
 };
 /* The tensor maps of the k, q and v rows: boxes of 64 columns x 1 head x C tokens x 1, 128-byte swizzle. */
 struct rs_maps {
     CUtensorMap q, k, v;
 };
-/* A chunk's stage (one thread): k, q (DKP / 64 boxes each), the v tile, T, P and the scalars, all on bar. */
+/* A chunk's stage, issued by one thread: k, q (DKP / 64 boxes each), the v tile, T, P and the scalars, all on
+   bar. Straight-line code with the tensor maps' parameter addresses as constants (a copy index per lane, which
+   selects the map at run time, measured 17% slower at B=1 T=4096 where the compute warps issue). */
 template <int DKP>
 __device__ __forceinline__ void rs_issue_stage(const rs_maps &m, const rs_stage<DKP> &s, const float *wsb, int64_t b,
                                                int64_t tc, int hk, int h, int r0, uint64_t *bar)
 {
-    wg_mbar_expect(bar, (unsigned)rs_stage_payload(DKP));
+    wg_mbar_expect(bar, (unsigned)rs_payload(DKP));
 #pragma unroll
     for (int x = 0; x < DKP / 64; x++) {
         wg_tma4(s.K + x * 8192, &m.k, 64 * x, hk, (int)tc, (int)b, bar);
@@ -191,8 +203,32 @@ __device__ __forceinline__ void rs_issue_stage(const rs_maps &m, const rs_stage<
     }
     wg_tma4(s.V, &m.v, r0, h, (int)tc, (int)b, bar);
     wg_bulk(s.T, wsb, TC_C * TC_C * 4, bar);
-    wg_bulk(s.P, wsb + TC_C * TC_C, TC_C * TC_C * 4, bar);
+    wg_bulk(s.P, wsb + TC_C * TC_C, TC_C * TC_C * 2, bar);
     wg_bulk(s.sc, wsb + 2 * TC_C * TC_C, (4 * TC_C + 4) * 4, bar);
+}
+/* An mbarrier of `count` arrivals; one arrival (release: the arriving thread's reads of the stage are done). */
+__device__ __forceinline__ void rs_mbar_init(uint64_t *bar, unsigned count)
+{
+#if WG_ARCH
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"((unsigned)__cvta_generic_to_shared(bar)), "r"(count)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void rs_mbar_arrive(uint64_t *bar)
+{
+#if WG_ARCH
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"((unsigned)__cvta_generic_to_shared(bar))
+                 : "memory");
+#endif
+}
+/* The compute warpgroup's barrier: with a producer warp (PW) the named barrier 1 of its 128 threads, else the CTA's. */
+template <int PW>
+__device__ __forceinline__ void rs_sync()
+{
+    if constexpr (PW)
+        asm volatile("bar.sync 1, 128;" ::: "memory");
+    else
+        __syncthreads();
 }
 /* ldmatrix.x4.trans: four 8 x 8 16-bit matrices, each lane's row address given; lane (g, t) receives (rows
    2t, 2t + 1, column g) of each. */
@@ -221,8 +257,8 @@ __device__ __forceinline__ bool rs_out_vec(const gdn_cuda_params &P)
 }
 
 /* Pass 2, register-sourced (see the header). Grid (Hv * ceil(Dv / 64), N); one warpgroup; DKP 64 or 128. */
-template <int DKP, int NS>
-__global__ void __launch_bounds__(128, 3 - NS)
+template <int DKP, int NS, int PW>
+__global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     chunk_split_state_rs_kernel(const __grid_constant__ gdn_cuda_params P, const __grid_constant__ rs_maps M)
 {
     static_assert(DKP == 64 || DKP == 128, "chunk_split_state_rs_kernel: Dk padded to 64 or 128");
@@ -235,6 +271,7 @@ __global__ void __launch_bounds__(128, 3 - NS)
     unsigned char *base = rs_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(rs_raw) & 1023u)) & 1023u);
     float *Os = (float *)(base + NS * SB);         /* the outputs, [C][RS_LDO] */
     uint64_t *full = (uint64_t *)(Os + TC_C * RS_LDO); /* a stage has landed */
+    uint64_t *empty = full + 2;                        /* PW: the compute threads are done with a stage */
 
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const sp_tile ct = sp_tile_of(P, RS_ROWS);
@@ -245,6 +282,10 @@ __global__ void __launch_bounds__(128, 3 - NS)
     if (tid == 0) {
         wg_mbar_init(&full[0]);
         wg_mbar_init(&full[1]);
+        if (PW) {
+            rs_mbar_init(&empty[0], 128);
+            rs_mbar_init(&empty[1], 128);
+        }
         wg_mbar_init_fence();
     }
     __syncthreads();
@@ -252,10 +293,30 @@ __global__ void __launch_bounds__(128, 3 - NS)
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;
+    if (PW && w == 4) { /* the producer warp: every stage's copies, once the compute warps are done with its buffer */
+        int f0 = 0, f1 = 0; /* the fills of stage 0, 1 so far */
+        for (int64_t n = P.n0 + blockIdx.y; n < P.n1; n += gridDim.y) {
+            const auto [b, t0, t1, rs, ws, wsn] = sp_seq_of(P, n, h);
+            (void)rs, (void)ws;
+            const int nc = (int)((t1 - t0 + TC_C - 1) / TC_C);
+            for (int c = 0; c < nc; c++) {
+                const int sb = c % NS;
+                const int f = sb ? f1 : f0;
+                if (f) /* the compute warps' release of its previous fill */
+                    wg_mbar_wait(&empty[sb], (f - 1) & 1);
+                f0 += !sb;
+                f1 += sb;
+                if (lane == 0)
+                    rs_issue_stage<DKP>(M, rs_stage<DKP>(base + sb * SB), wsn + (int64_t)c * SP_WSB, b,
+                                        t0 + (int64_t)c * TC_C, hk, h, r0, &full[sb]);
+            }
+        }
+        return;
+    }
     for (int64_t n = P.n0 + blockIdx.y; n < P.n1; n += gridDim.y) {
         const auto [b, t0, t1, rs, ws, wsn] = sp_seq_of(P, n, h);
         const int nc = (int)((t1 - t0 + TC_C - 1) / TC_C);
-        if (tid == 0)
+        if (!PW && tid == 0)
             for (int c = 0; c < NS && c < nc; c++)
                 rs_issue_stage<DKP>(M, rs_stage<DKP>(base + c * SB), wsn + (int64_t)c * SP_WSB, b,
                                     t0 + (int64_t)c * TC_C, hk, h, r0, &full[c]);
@@ -279,7 +340,7 @@ __global__ void __launch_bounds__(128, 3 - NS)
                     *(uint4 *)dst = make_uint4(0u, 0u, 0u, 0u);
                 }
                 wg_proxy_fence();
-                __syncthreads();
+                rs_sync<PW>();
             }
             /* S's bf16 copy as A fragments: k16 block kk holds columns 16 kk .. 16 kk + 15 */
             unsigned sa[NK][4];
@@ -363,13 +424,12 @@ __global__ void __launch_bounds__(128, 3 - NS)
             for (int kk = 0; kk < 4; kk++)
                 rs_bf16_nk<DKP>(s, da[kk], rs_desc_sw128(st.K + kk * 2048, RS_MN_LBO, RS_MN_SBO));
             rs_commit();
+            /* D^T in bf16 (the outputs' A fragments, as cf D^T's without cf) */
 #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                dt[j][0] = rs_tf32(d[4 * j]);
-                dt[j][1] = rs_tf32(d[4 * j + 2]);
-                dt[j][2] = rs_tf32(d[4 * j + 1]);
-                dt[j][3] = rs_tf32(d[4 * j + 3]);
-            }
+            for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    dt[kk][q] = sp_bf2(d[8 * kk + 2 * q], d[8 * kk + 2 * q + 1]);
             rs_wait<1>(); /* Y^T (committed before the update) */
             wg_fence_acc(y);
 #pragma unroll
@@ -384,12 +444,14 @@ __global__ void __launch_bounds__(128, 3 - NS)
             wg_fence();
             /* O^T = Y^T diag(sq) + D^T P^T */
 #pragma unroll
-            for (int j = 0; j < 8; j++)
-                rs_tf32_n64(y, dt[j], wg_desc(st.P + j * 2 * 32, 128u, 2048u), 1);
+            for (int kk = 0; kk < 4; kk++) /* P bf16, the no-swizzle K-major core layout, 256 bytes per k16 */
+                rs_bf16_n64<0>(y, dt[kk], wg_desc((const unsigned char *)st.P + kk * 256, 128u, 1024u), 1);
             rs_commit();
             rs_wait<0>();
             wg_fence_acc(s);
             wg_fence_acc(y);
+            if (PW) /* the stage's buffer is free for the producer: each thread's reads of it are done */
+                rs_mbar_arrive(&empty[sb]);
             /* O^T to the staging rows [token][state row]; then the stage's buffers are free: chunk c + NS's
                copies go into them while the outputs are stored */
             if (vec_out) { /* bf16, by the transposing stmatrix into one of two 8 KB buffers (rows of 128 bytes, the
@@ -402,8 +464,8 @@ __global__ void __launch_bounds__(128, 3 - NS)
                                             sp_bf2(y[8 * jj + 4], y[8 * jj + 5]), sp_bf2(y[8 * jj + 6], y[8 * jj + 7])};
                     rs_stsm_t4(ot + t * 128 + 16 * (ch ^ (t & 7)), r4);
                 }
-                __syncthreads();
-                if (tid == 0 && c + NS < nc)
+                rs_sync<PW>();
+                if (!PW && tid == 0 && c + NS < nc)
                     rs_issue_stage<DKP>(M, st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, hk, h, r0,
                                         &full[sb]);
                 unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + tc * P.os[1] + (int64_t)h * P.os[2] + r0;
@@ -421,8 +483,8 @@ __global__ void __launch_bounds__(128, 3 - NS)
 #pragma unroll
                 for (int q = 0; q < 4; q++)
                     Os[(8 * j + 2 * t4 + (q & 1)) * RS_LDO + 16 * w + g + 8 * (q >> 1)] = y[4 * j + q];
-            __syncthreads();
-            if (tid == 0 && c + NS < nc)
+            rs_sync<PW>();
+            if (!PW && tid == 0 && c + NS < nc)
                 rs_issue_stage<DKP>(M, st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, hk, h, r0,
                                     &full[sb]);
             if (P.out) {
@@ -437,12 +499,12 @@ __global__ void __launch_bounds__(128, 3 - NS)
                         st_elem(P.out, P.out_dtype, oi + (int64_t)(r0 + r + u) * P.os[3], ov[u]);
                 }
             }
-            __syncthreads(); /* the staging rows are read before the next chunk writes them */
+            rs_sync<PW>(); /* the staging rows are read before the next chunk writes them */
         }
         if (ws >= 0 && !(t1 == t0 && ws == rs))
             tc_pool_io<DKP / 8, true>(P, ws, h, r0, 16 * w + g, rows, 2 * t4, prs, pcs,
                                       [&](int j, int hf) { return &s[4 * j + 2 * hf]; });
-        __syncthreads(); /* the sequence is done with every buffer before the next one's copies */
+        rs_sync<PW>(); /* the sequence is done with every buffer before the next one's copies */
     }
 }
 

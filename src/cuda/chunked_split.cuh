@@ -22,8 +22,8 @@
  * cores (m16n8k16 on the 16-bit values: exact products, f32 sums; the row norms summed from the same A
  * fragments), once for the P.ratio value heads that share the key head; then per value head the decays, the
  * diagonal blocks of T by substitution and T whole by the blockwise solve with the identity as right-hand
- * side (a warp per 8-column strip); T, P (rounded to tf32) and the scalars go to the context's workspace,
- * SP_WSB floats per chunk and value head.
+ * side (a warp per 8-column strip); T, P (rounded to tf32; for chunked_rs.cuh P in bf16) and the scalars go
+ * to the context's workspace, SP_WSB floats per chunk and value head.
  * Pass 2, chunk_split_state_kernel: one CTA of 8 warps per (value head, TC_R state rows, sequence),
  * walking the chunks with two stages of shared memory: the next chunk's raw k, q rows, v tile, T, P and
  * scalars come by cp.async while the current one computes. Per chunk: warps 0-3 K S^T and R (16 tokens
@@ -255,8 +255,8 @@ __device__ __forceinline__ void sp_issue_rows(const gdn_cuda_params &P, const vo
    layout: 0, the rows (row-major: row e / 16, columns 4 (e % 16) ..); 1, the wgmma state pass's core layout
    (core = e / 8: rows 8 (core / 16) .., columns 4 (core % 16) ..; wg_k32); 2, that core layout with the
    columns of each group of 8 permuted as the register-sourced pass's tf32 fragments read them (positions 0-3
-   hold columns 0, 2, 4, 6; positions 4-7 columns 1, 3, 5, 7; chunked_rs.cuh). Consecutive threads write
-   consecutive pieces. */
+   hold columns 0, 2, 4, 6; positions 4-7 columns 1, 3, 5, 7; chunked_rs.cuh: T only, its P is bf16,
+   sp_store_p_bf16). Consecutive threads write consecutive pieces. */
 __device__ __forceinline__ float4 sp_piece_of(int layout, int e, const float *M, int ld)
 {
     if (!layout)
@@ -266,6 +266,24 @@ __device__ __forceinline__ float4 sp_piece_of(int layout, int e, const float *M,
         return *(const float4 *)(M + i * ld + cc);
     const float *x = M + i * ld + (cc & ~7) + (cc >> 2 & 1);
     return make_float4(x[0], x[2], x[4], x[6]);
+}
+/* Writes the [C][C] block M (ld floats per row) to the workspace at dst by sp_piece_of's layout, every thread of the
+   CTA taking pieces in turn. */
+__device__ __forceinline__ void sp_store_block(float *dst, int layout, const float *M, int ld)
+{
+    for (int e = threadIdx.x; e < TC_C * TC_C / 4; e += blockDim.x)
+        *(float4 *)(dst + 4 * e) = sp_piece_of(layout, e, M, ld);
+}
+/* P [C][C] (f32, ld floats per row) to the workspace at dst in bf16, for chunked_rs.cuh's bf16 output product:
+   the no-swizzle K-major core layout (core (rb, kb) = rows 8 rb .., columns 8 kb .., 8 rows of 16 bytes; piece e
+   = row e % 8 of core e / 8, cores row-block-major), 8 KB. */
+__device__ __forceinline__ void sp_store_p_bf16(float *dst, const float *M, int ld)
+{
+    for (int e = threadIdx.x; e < TC_C * TC_C / 8; e += blockDim.x) {
+        const float *x = M + (8 * (e >> 6) + (e & 7)) * ld + 8 * (e >> 3 & 7);
+        *(uint4 *)((unsigned char *)dst + 16 * e) =
+            make_uint4(sp_bf2(x[0], x[1]), sp_bf2(x[2], x[3]), sp_bf2(x[4], x[5]), sp_bf2(x[6], x[7]));
+    }
 }
 
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
@@ -446,18 +464,16 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
         if (upd)
             tc_invert_diag(Lm, Tm, mt);
         __syncthreads();
-        /* P to the workspace (rows, or the wgmma state pass's core layout, chunked_wg.cuh) */
-        {
-            float *pw = wsb + TC_C * TC_C;
-            for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS)
-                *(float4 *)(pw + 4 * e) = sp_piece_of(P.split_wg, e, Pm, LDA);
-        }
+        /* P to the workspace (rows, or a wgmma state pass's core layout: chunked_wg.cuh, chunked_rs.cuh) */
+        if (P.split_wg == 2) /* bf16 for chunked_rs.cuh's output product */
+            sp_store_p_bf16(wsb + TC_C * TC_C, Pm, LDA);
+        else
+            sp_store_block(wsb + TC_C * TC_C, P.split_wg, Pm, LDA);
         /* T = (I - L)^-1: warp w solves the columns 8w .. 8w + 7 of the identity in place, from the columns' own
            block (the rows above it are zero in T) */
         tc_solve_strip<true, 1>(Lm, Tm, Xm, LDX, Xm, LDX, 8 * warp, warp / 2, g, t4);
         __syncthreads();
-        for (int e = tid; e < TC_C * TC_C / 4; e += TC_THREADS) /* T to the workspace */
-            *(float4 *)(wsb + 4 * e) = sp_piece_of(P.split_wg, e, Xm, LDX);
+        sp_store_block(wsb, P.split_wg, Xm, LDX); /* T to the workspace */
     }
 }
 
@@ -879,7 +895,10 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
        ms; B=1 T=4096: 268 against 219 us; docs/PERF.md, session 11) */
     const int ns = p.rs_stages ? p.rs_stages
                                : p.Hv * ((p.Dv + RS_ROWS - 1) / RS_ROWS) * (p.N < group ? p.N : group) > num_sms ? 1 : 2;
-    const rs_fn_t state_rs = ns == 1 ? chunk_split_state_rs_kernel<DW, 1> : chunk_split_state_rs_kernel<DW, 2>;
+    /* with two stages a producer warp issues the copies (B=1 T=4096: the state pass 122 -> 102 us; two CTAs per
+       SM leave no registers for it) */
+    const int pw = rs && ns == 2;
+    const rs_fn_t state_rs = ns == 1 ? chunk_split_state_rs_kernel<DW, 1, 0> : chunk_split_state_rs_kernel<DW, 2, 1>;
     const size_t sp = (size_t)split_prep_smem_bytes(DKP);
     const size_t ss = (size_t)(rs   ? split_state_rs_smem_bytes(DW, ns)
                                : wg ? split_state_wg_smem_bytes(DKP, rt)
@@ -911,7 +930,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
             return e;
         cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + tile - 1) / tile)), (unsigned)(p.n1 - p.n0), 1);
         cfg.dynamicSmemBytes = ss;
-        cfg.blockDim = dim3(rs ? 128 : TC_THREADS, 1, 1);
+        cfg.blockDim = dim3(rs ? (pw ? 160 : 128) : TC_THREADS, 1, 1);
         e = rs   ? cudaLaunchKernelEx(&cfg, state_rs, p, rmaps)
             : wg ? cudaLaunchKernelEx(&cfg, state_wg, p, maps)
                  : cudaLaunchKernelEx(&cfg, state, p);
