@@ -100,6 +100,13 @@ __device__ __forceinline__ sp_tile sp_tile_of(const gdn_cuda_params &P, int rt)
     return t;
 }
 
+/* 2^x (ex2.approx, as __expf takes it; 2^-inf = 0). */
+__device__ __forceinline__ float sp_ex2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 /* Two f32 values as one bf16 pair (lo, hi). */
 __device__ __forceinline__ unsigned sp_bf2(float lo, float hi)
 {
@@ -431,29 +438,38 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
         if (tid == 0)
             wsb[SP_WSB - 4] = gam[nt - 1];
         { /* L = -diag(b) (G o K K^T) (strictly lower), P = G o Q K^T (lower), with the norm scales; zeros above
-             the diagonal by select (G by exp(-inf) = 0 there, and the product masked: a NaN input stays out) */
-            float ci[2], si[2], bi[2];
+             the diagonal by select in the diagonal tiles (G by 2^-inf = 0 there, and the product masked: a NaN
+             input stays out); the tiles right of them (8-column tile j >= 2 (mt + 1), warp-uniform): zeros for P,
+             nothing for L (no reader: the inverses and the solve read L below the diagonal only) */
+            float ci[2], sb[2]; /* row i's log decay sum in log2 units, its scale (-b ksc or qsc) */
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {
                 const int i = 16 * mt + g + 8 * hf;
-                ci[hf] = lc[i];
-                si[hf] = upd ? ksc[i] : qsc[i];
-                bi[hf] = upd ? -bet[i] : 1.f;
+                ci[hf] = lc[i] * 1.4426950408889634f;
+                sb[hf] = upd ? -bet[i] * ksc[i] : qsc[i];
             }
             float *M = upd ? Lm : Pm;
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const int j0 = 8 * j + 2 * t4;
+                if (j >= 2 * (mt + 1)) {
+                    if (!upd)
+#pragma unroll
+                        for (int hf = 0; hf < 2; hf++)
+                            *(float2 *)(M + (16 * mt + g + 8 * hf) * LDA + j0) = make_float2(0.f, 0.f);
+                    continue;
+                }
                 const float2 lj = *(const float2 *)(lc + j0), kj = *(const float2 *)(ksc + j0);
+                const float lj2[2] = {lj.x * 1.4426950408889634f, lj.y * 1.4426950408889634f};
 #pragma unroll
                 for (int hf = 0; hf < 2; hf++) {
                     const int i = 16 * mt + g + 8 * hf;
                     float x[2];
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
-                        const bool in = j < 2 * (mt + 1) && (upd ? j0 + e < i : j0 + e <= i);
-                        const float G = __expf(in ? ci[hf] - (e ? lj.y : lj.x) : -INFINITY); /* argument <= 0 */
-                        const float y = G * si[hf] * (e ? kj.y : kj.x) * bi[hf] * acc[j][2 * hf + e];
+                        const bool in = j < 2 * mt || (upd ? j0 + e < i : j0 + e <= i);
+                        const float G = sp_ex2(in ? ci[hf] - lj2[e] : -INFINITY); /* argument <= 0 */
+                        const float y = G * sb[hf] * (e ? kj.y : kj.x) * acc[j][2 * hf + e];
                         x[e] = tf32r(in ? y : 0.f);
                     }
                     *(float2 *)(M + i * LDA + j0) = make_float2(x[0], x[1]);
