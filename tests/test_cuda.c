@@ -502,6 +502,28 @@ static void run_split(int sanitize, int wg)
            x0 - x1);
     EXPECT(wg == 3 && g_sm90 ? y0 - y1 == w0 - w1 : y0 == y1, "%s: %lld register-sourced wgmma calls", what,
            y0 - y1);
+    if (wg == 3 && !sanitize) { /* many groups of the one-stage register-sourced pass: the launcher trims a group
+                                   to whole waves of the state grid (12 sequences' workspace, 32 CTAs each) */
+        gdn_check_case mc = c;
+        mc.problem.num_k_heads = 16;
+        mc.problem.num_v_heads = 32;
+        mc.B = 20;
+        mc.T = 65; /* 2 chunks: 32 x 2 x 8452 floats per sequence (2.06 MiB) */
+        mc.seed = 81;
+        long long c4 = 0, g4 = 0, w4 = 0, x4 = 0, y4 = 0, c5 = 0, g5 = 0, w5 = 0, x5 = 0, y5 = 0;
+#ifdef GDN_HAVE_CUDA
+        gdn_cuda_split_stats(&c4, &g4, &w4, &x4, &y4);
+#endif
+        setenv("GDN_CUDA_CHUNK_WS_MB", "26", 1);
+        snprintf(what, sizeof what, "%s wave groups", label);
+        run_tc_case(&mc, what, 0, 0.0);
+        unsetenv("GDN_CUDA_CHUNK_WS_MB");
+#ifdef GDN_HAVE_CUDA
+        gdn_cuda_split_stats(&c5, &g5, &w5, &x5, &y5);
+#endif
+        printf("%s: %lld calls, %lld groups\n", what, c5 - c4, g5 - g4);
+        EXPECT(c5 - c4 >= 1 && g5 - g4 >= 2 * (c5 - c4), "%s: %lld calls in %lld groups", what, c5 - c4, g5 - g4);
+    }
     { /* a packed batch (cu_seqlens) with empty, 1-token and chunk-boundary sequences: the two passes in one
          group, the prep over chunk slots */
         gdn_check_case pc = c;

@@ -884,11 +884,21 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     /* sequences per launch pair: a packed batch in one (its workspace is the call's, chunk_split_min_floats),
        a dense one in groups of what the workspace holds; the maps' batch dimension (a packed batch's
        sequences are all row 0) */
-    const int64_t group = p.cu ? p.N : p.ws_floats / chunk_split_seq_floats(&p), nm = p.cu ? 1 : p.N;
+    int64_t group = p.cu ? p.N : p.ws_floats / chunk_split_seq_floats(&p);
+    const int64_t nm = p.cu ? 1 : p.N;
     const bool rs = p.split_wg == 2 && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
                     rs_map(&rmaps.q, p.q, p.qs, p.Dk, p.Hk, p.T, nm) &&
                     rs_map(&rmaps.k, p.k, p.ks, p.Dk, p.Hk, p.T, nm) &&
                     rs_map(&rmaps.v, p.v, p.vs, p.Dv, p.Hv, p.T, nm);
+    if (rs && !p.cu && !p.rs_stages && group < p.N) {
+        /* a batch in several groups: groups whose one-stage state grids fill whole waves of the SMs' CTA slots
+           (two per SM), where that keeps one wave at least (H200, B=64 T=4096 at the default cap: 29 sequences
+           per group took 8 + 8 + 2 waves of the state pass, 28 take 7 + 7 + 2) */
+        const int64_t per = (int64_t)p.Hv * ((p.Dv + RS_ROWS - 1) / RS_ROWS), slots = 2 * (int64_t)num_sms;
+        const int64_t fit = group * per / slots * slots / per;
+        if (fit >= 1)
+            group = fit;
+    }
     const int rt = rs ? RS_ROWS : wg_rows_per_cta(p, p.N < group ? p.N : group, num_sms);
     const bool wg = !rs && p.split_wg && !F16 && DKP >= 64 && p.T <= 0x7fffffff &&
                     wg_map_kq(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, nm) &&
