@@ -445,6 +445,21 @@ static void run_chunk_tc(int sanitize, const char *label)
    the Qwen layer's T = 4096 cases on wgmma with wg on a compute capability 9.x device), then a batch whose
    workspace holds two of its five sequences (GDN_CUDA_CHUNK_WS_MB), which must run in three groups, then (not
    under the sanitizer) one sequence of 38417 tokens. */
+/* Runs chunked case c under a workspace cap of cap_mb MiB (GDN_CUDA_CHUNK_WS_MB), named "<label> <name>" in
+   what; s: the two-pass counters after it (gdn_cuda_split_stats: calls, groups, wgmma, 64-row, register-sourced). */
+static void run_capped(gdn_check_case *c, char *what, size_t size, const char *label, const char *name,
+                       const char *cap_mb, long long s[5])
+{
+    setenv("GDN_CUDA_CHUNK_WS_MB", cap_mb, 1);
+    snprintf(what, size, "%s %s", label, name);
+    run_tc_case(c, what, 0, 0.0);
+    unsetenv("GDN_CUDA_CHUNK_WS_MB");
+    s[0] = s[1] = s[2] = s[3] = s[4] = 0;
+#ifdef GDN_HAVE_CUDA
+    gdn_cuda_split_stats(&s[0], &s[1], &s[2], &s[3], &s[4]);
+#endif
+}
+
 static void run_split(int sanitize, int wg)
 {
     long long c0 = 0, g0 = 0, c1 = 0, g1 = 0, w0 = 0, w1 = 0, wstart = 0, x0 = 0, x1 = 0, y0 = 0, y1 = 0;
@@ -485,14 +500,10 @@ static void run_split(int sanitize, int wg)
     c.T = 130; /* 3 chunks: 2 x 3 x 8452 floats of workspace per sequence (0.19 MiB) */
     c.pool = GDN_CHECK_POOL_MOVE;
     c.seed = 77;
-    setenv("GDN_CUDA_CHUNK_WS_MB", "0.4", 1);
     char what[48];
-    snprintf(what, sizeof what, "%s groups", label);
-    run_tc_case(&c, what, 0, 0.0);
-    unsetenv("GDN_CUDA_CHUNK_WS_MB");
-#ifdef GDN_HAVE_CUDA
-    gdn_cuda_split_stats(&c0, &g0, &w0, &x0, &y0);
-#endif
+    long long sg[5];
+    run_capped(&c, what, sizeof what, label, "groups", "0.4", sg);
+    c0 = sg[0], g0 = sg[1], w0 = sg[2], x0 = sg[3], y0 = sg[4];
     printf("%s: %lld calls, %lld groups, %lld with the state pass on wgmma\n", what, c0 - c1, g0 - g1, w0 - w1);
     EXPECT(c0 - c1 >= 1 && g0 - g1 >= 3 * (c0 - c1), "%s: %lld calls in %lld groups, not 3 each", what, c0 - c1,
            g0 - g1);
@@ -510,19 +521,11 @@ static void run_split(int sanitize, int wg)
         mc.B = 20;
         mc.T = 65; /* 2 chunks: 32 x 2 x 8452 floats per sequence (2.06 MiB) */
         mc.seed = 81;
-        long long c4 = 0, g4 = 0, w4 = 0, x4 = 0, y4 = 0, c5 = 0, g5 = 0, w5 = 0, x5 = 0, y5 = 0;
-#ifdef GDN_HAVE_CUDA
-        gdn_cuda_split_stats(&c4, &g4, &w4, &x4, &y4);
-#endif
-        setenv("GDN_CUDA_CHUNK_WS_MB", "26", 1);
-        snprintf(what, sizeof what, "%s wave groups", label);
-        run_tc_case(&mc, what, 0, 0.0);
-        unsetenv("GDN_CUDA_CHUNK_WS_MB");
-#ifdef GDN_HAVE_CUDA
-        gdn_cuda_split_stats(&c5, &g5, &w5, &x5, &y5);
-#endif
-        printf("%s: %lld calls, %lld groups\n", what, c5 - c4, g5 - g4);
-        EXPECT(c5 - c4 >= 1 && g5 - g4 >= 2 * (c5 - c4), "%s: %lld calls in %lld groups", what, c5 - c4, g5 - g4);
+        long long sw[5]; /* the counters before it are sg's */
+        run_capped(&mc, what, sizeof what, label, "wave groups", "26", sw);
+        printf("%s: %lld calls, %lld groups\n", what, sw[0] - sg[0], sw[1] - sg[1]);
+        EXPECT(sw[0] - sg[0] >= 1 && sw[1] - sg[1] >= 2 * (sw[0] - sg[0]), "%s: %lld calls in %lld groups", what,
+               sw[0] - sg[0], sw[1] - sg[1]);
     }
     { /* a packed batch (cu_seqlens) with empty, 1-token and chunk-boundary sequences: the two passes in one
          group, the prep over chunk slots */

@@ -38,8 +38,8 @@
  * 64 or 128), T < 2^31, tensor maps that encode, a compute capability 9.x device (the sm_90a code).
  * Accuracy: S, cf D^T, D^T and P rounded to bf16, R^T and T to tf32: Qwen layer T = 4096 output relative RMS
  * 3.11e-3 (slow decay 3.35e-3; with D^T P^T in tf32, as chunked_wg.cuh: 2.61e-3 / 3.12e-3, at 5-12% more time).
- * H200, Qwen3.6 layer (docs/PERF.md, session 12): B=1 T=4096 0.165 ms for both passes (this one 102 us),
- * B=64 T=4096 6.7 ms.
+ * H200, Qwen3.6 layer (docs/PERF.md, session 12): B=1 T=4096 0.159 ms for both passes (this one 102 us),
+ * B=64 T=4096 6.4 ms.
  */
 #ifndef GDN_CUDA_CHUNKED_RS_CUH
 #define GDN_CUDA_CHUNKED_RS_CUH
@@ -151,9 +151,6 @@ __device__ __forceinline__ unsigned rs_tf32(float x)
     return __float_as_uint(tf32r(x));
 }
 
-/* One stage (shared memory, 1024-byte aligned): k, q as DKP / 64 boxes of [C][64] bf16 each (128-byte
-   swizzle), the v tile [C][64] likewise, T (tf32, the prep's permuted core layout), P (bf16 core layout), the
-   scalars. */
 /* The bytes a stage's copies bring: k, q, v (bf16), T (tf32), P (bf16, sp_store_p_bf16), the scalars. */
 __host__ __device__ constexpr int rs_payload(int dkp)
 {
@@ -170,6 +167,9 @@ __host__ __device__ constexpr int split_state_rs_smem_bytes(int dkp, int ns)
 {
     return ns * rs_stage_bytes(dkp) + TC_C * RS_LDO * 4 + 32 + 1024;
 }
+/* One stage (shared memory, 1024-byte aligned): k, q as DKP / 64 boxes of [C][64] bf16 each (128-byte
+   swizzle), the v tile [C][64] likewise, T (tf32, the prep's permuted core layout), P (bf16 core layout), the
+   scalars. */
 template <int DKP>
 struct rs_stage {
     unsigned char *K, *Q, *V;
@@ -189,8 +189,8 @@ struct rs_maps {
     CUtensorMap q, k, v;
 };
 /* A chunk's stage, issued by one thread: k, q (DKP / 64 boxes each), the v tile, T, P and the scalars, all on
-   bar. Straight-line code with the tensor maps' parameter addresses as constants (a copy index per lane, which
-   selects the map at run time, measured 17% slower at B=1 T=4096 where the compute warps issue). */
+   bar. Straight-line code with the tensor maps' parameter addresses as constants (a copy per lane, choosing its
+   map at run time, made the two-stage kernel spill: B=1 T=4096 17% slower). */
 template <int DKP>
 __device__ __forceinline__ void rs_issue_stage(const rs_maps &m, const rs_stage<DKP> &s, const float *wsb, int64_t b,
                                                int64_t tc, int hk, int h, int r0, uint64_t *bar)
