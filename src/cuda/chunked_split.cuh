@@ -100,6 +100,7 @@ __device__ __forceinline__ sp_tile sp_tile_of(const gdn_cuda_params &P, int rt)
     return t;
 }
 
+#define SP_LOG2E 1.4426950408889634f /* exp(x) = 2^(x log2(e)) */
 /* 2^x (ex2.approx, as __expf takes it; 2^-inf = 0). */
 __device__ __forceinline__ float sp_ex2(float x)
 {
@@ -294,9 +295,9 @@ __device__ __forceinline__ void sp_store_p_bf16(float *dst, const float *M, int 
 }
 
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
-   Hk ratio / prep_vpc, N), or for a packed batch (chunk slots, the same, 1): a CTA takes a key head's chunk and prep_vpc of the value heads that read it (all
-   P.ratio of them where the grid is large enough), so the raw rows, their norms and the products K K^T, Q K^T
-   are made once for them; per value head the decays, L, P, the inverses and the solve follow in turn, on
+   Hk ratio / prep_vpc, N), or for a packed batch (chunk slots, the same, 1): a CTA takes a key head's chunk
+   and prep_vpc of the value heads that read it (all P.ratio of them where the grid is large enough), so the
+   raw rows, their norms and the products K K^T, Q K^T are made once for them; per value head the decays, L, P, the inverses and the solve follow in turn, on
    shared memory the raw rows held before. */
 template <int DKP, bool F16>
 __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
@@ -445,7 +446,7 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {
                 const int i = 16 * mt + g + 8 * hf;
-                ci[hf] = lc[i] * 1.4426950408889634f;
+                ci[hf] = lc[i] * SP_LOG2E;
                 sb[hf] = upd ? -bet[i] * ksc[i] : qsc[i];
             }
             float *M = upd ? Lm : Pm;
@@ -460,7 +461,7 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
                     continue;
                 }
                 const float2 lj = *(const float2 *)(lc + j0), kj = *(const float2 *)(ksc + j0);
-                const float lj2[2] = {lj.x * 1.4426950408889634f, lj.y * 1.4426950408889634f};
+                const float lj2[2] = {lj.x * SP_LOG2E, lj.y * SP_LOG2E};
 #pragma unroll
                 for (int hf = 0; hf < 2; hf++) {
                     const int i = 16 * mt + g + 8 * hf;
