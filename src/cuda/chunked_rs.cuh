@@ -14,7 +14,7 @@
  * made in registers (the A fragments of X^T and Y^T), as are R^T's, D^T's and cf D^T's: the accumulator
  * layout of one product is the A fragment layout of the next (bf16: as it stands; tf32: the columns 2t, 2t + 1
  * of a group of 8 are the fragment's t, t + 4, so the prep pass writes T with the summation index permuted the
- * same way, sp_piece_of's layout 2; P it writes in bf16, sp_store_p_bf16). Only k, q, v, T, P and the scalars
+ * same way, sp_t_base's layout 2; P it writes in bf16, sp_store_p_pair). Only k, q, v, T, P and the scalars
  * come from shared memory.
  *
  * One warpgroup per (value head, 64 state rows, sequence) computes. A chunk's stage: the k and q rows as
@@ -151,7 +151,7 @@ __device__ __forceinline__ unsigned rs_tf32(float x)
     return __float_as_uint(tf32r(x));
 }
 
-/* The bytes a stage's copies bring: k, q, v (bf16), T (tf32), P (bf16, sp_store_p_bf16), the scalars. */
+/* The bytes a stage's copies bring: k, q, v (bf16), T (tf32), P (bf16, sp_store_p_pair), the scalars. */
 __host__ __device__ constexpr int rs_payload(int dkp)
 {
     return 2 * dkp * TC_C * 2 + TC_C * RS_ROWS * 2 + TC_C * TC_C * 6 + (4 * TC_C + 4) * 4;

@@ -298,12 +298,12 @@ __device__ __forceinline__ void tc_row_norms(const gdn_cuda_params &P, const flo
     }
 }
 
-/* One warp: the inclusive scan of the chunk's 64 log decays lc (two per lane) into their running sums, and
-   gam = exp of them. */
-__device__ __forceinline__ void tc_scan_decays(float *lc, float *gam)
+/* One warp: the inclusive scan of the chunk's 64 log decays, a0, a1 those of tokens 2 lane, 2 lane + 1, into
+   their running sums lc, and gam = exp of them. */
+__device__ __forceinline__ void tc_scan_pair(float a0, float a1, float *lc, float *gam)
 {
     const int lane = threadIdx.x & 31;
-    const float a0 = lc[2 * lane], a1 = a0 + lc[2 * lane + 1];
+    a1 += a0;
     float s = a1;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
@@ -317,6 +317,12 @@ __device__ __forceinline__ void tc_scan_decays(float *lc, float *gam)
     lc[2 * lane + 1] = s;
     gam[2 * lane] = expf(ex + a0);
     gam[2 * lane + 1] = expf(s);
+}
+/* tc_scan_pair of the log decays in lc, in place. */
+__device__ __forceinline__ void tc_scan_decays(float *lc, float *gam)
+{
+    const int lane = threadIdx.x & 31;
+    tc_scan_pair(lc[2 * lane], lc[2 * lane + 1], lc, gam);
 }
 
 /* Key warp bk's diagonal block inverse T_bb = (I - L_bb)^-1 (rows 16 bk .., which the warp wrote): a column c per

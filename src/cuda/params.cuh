@@ -100,7 +100,7 @@ typedef struct gdn_cuda_params {
     int64_t n0, n1;     /* the two-pass kernels: the sequences [n0, n1) of the group launched */
     int split_wg;       /* their state pass on wgmma where it applies (sm_90a code): 1 chunked_wg.cuh's, 2
                            chunked_rs.cuh's; the launcher sets it to the one that runs (0: mma.sync), also the
-                           prep's layout of T and P (sp_piece_of; with 2, P in bf16: sp_store_p_bf16) */
+                           prep's layout of T and P (sp_t_base; with 2, P in bf16: sp_store_p_pair) */
     int wg_rt;          /* its state rows per CTA: 32, 64, or 0 (the launcher chooses by the grid) */
     int rs_stages;      /* chunked_rs.cuh's stages: 1 (two CTAs per SM), 2, or 0 (the launcher chooses) */
     int prep_vpc;       /* their prep pass's value heads per CTA: ratio or 1, set by the launcher from the

@@ -1,0 +1,394 @@
+/*
+ * chunked_prep.cuh — pass 1 of the two-pass chunked prefill (chunked_split.cuh): chunk_split_prep_kernel, the
+ * per-chunk matrices T, P and scalars for every chunk at once; included by chunked_split.cuh.
+ *
+ * Math per (sequence, value head), chunk of nt <= TC_C tokens (chunked_split.cuh's notation: k, q the raw rows,
+ * ksc, qsc their norm scales (qsc with the attention scale), c_t the running sums of the clamped log decays,
+ * G[i][j] = exp(c_i - c_j)):
+ *     L[i][j] = -b_i G[i][j] ksc_i ksc_j (k_i . k_j)  (i > j),  T = (I - L)^-1          [C][C]
+ *     P[i][j] =  G[i][j] qsc_i ksc_j (q_i . k_j)      (j <= i)                          [C][C]
+ *     sk = b gam ksc, bt = b, sq = gam qsc, cf_j = G[nt-1][j] ksc_j, gl = gam_{nt-1}     [C] each
+ * One CTA of 8 warps per (chunk, key head, sequence), or per (chunk slot, key head) in a packed batch:
+ *   - the raw k, q rows by cp.async into shared memory (16-bit, as given);
+ *   - K K^T (warps 0-3) and Q K^T (warps 4-7), the lower triangle's 16-row tiles, m16n8k16 on the 16-bit values
+ *     with operands by ldmatrix (exact products, f32 sums), the rows' sums of squares from the same fragments;
+ *   - then for each of the prep_vpc value heads that read the key head, in turn: warp 7 loads the gates (two
+ *     tokens a lane, the next head's in flight while this one is worked) and scans the log decays; L (warps 0-3,
+ *     rounded to tf32, into shared memory) and P (warps 4-7, straight from the fragments to the workspace) with the
+ *     decays as ex2 of log2-scaled differences, masks by select; the 16 x 16 diagonal
+ *     blocks' inverses (warps 0-3, by substitution); T by the blockwise solve with the identity as right-hand
+ *     side (a warp per 8-column strip, the identity made in registers, the strip's first block read off the
+ *     diagonal inverse), each block of T stored to the workspace from the fragments as it is solved.
+ * Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
+ * (P.split_wg, sp_t_base): T, P f32 (tf32-rounded) for layouts 0 and 1; T f32 permuted and P bf16 for layout 2.
+ * Before (session 12) the CTA staged P and T in shared memory and copied them out with generic index math, and
+ * read operands by scalar loads; H200, B=8 T=4096 (ncu): 225M -> 203M instructions, 381 -> 355 us
+ * (docs/PERF.md, session 13).
+ *
+ * Assumptions: chunk_split_ok's (bf16 or f16 rows of unit stride, 16-byte aligned; Dk <= 128, padded to DKP);
+ * TC_THREADS = 256 threads; gate values giving decays in [0, 1].
+ */
+#ifndef GDN_CUDA_CHUNKED_PREP_CUH
+#define GDN_CUDA_CHUNKED_PREP_CUH
+
+/* Rows [tc, tc + nt) of a q or k head, raw, into shared memory by cp.async (zeros past nt and Dk): thread x
+   takes the 16-byte piece x % (DKP / 8) of rows x / (DKP / 8) + RS u, one pointer stepped along the rows. */
+template <int DKP>
+__device__ __forceinline__ void sp_issue_rows(const gdn_cuda_params &P, const void *base, const int64_t *st, int64_t b,
+                                              int64_t tc, int nt, int hk, unsigned short *dst)
+{
+    constexpr int PR = DKP / 8, RS = TC_THREADS / PR; /* 16-byte pieces per row; rows per sweep */
+    const int t0 = (int)threadIdx.x / PR, c = 8 * ((int)threadIdx.x % PR);
+    const unsigned short *src =
+        (const unsigned short *)base + b * st[0] + (tc + t0) * st[1] + (int64_t)hk * st[2] + c;
+    const int64_t step = RS * st[1];
+#pragma unroll
+    for (int u = 0; u < TC_C / RS; u++) {
+        const int t = t0 + RS * u;
+        const bool ok = t < nt && c < P.Dk;
+        sp_cp16(dst + t * sp_ld16(DKP) + c, ok ? src : base, ok);
+        src += step;
+    }
+}
+
+/* ldmatrix.x4 (not transposed): four 8 x 8 16-bit matrices, lane L giving the address of row L % 8 of matrix
+   L / 8; lane (g, t) receives row g, elements 2t, 2t + 1 of each. */
+__device__ __forceinline__ void sp_ldsm4(unsigned r[4], const unsigned short *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(p)));
+}
+
+/* The workspace's [C][C] blocks, in the layout of the state pass that reads them (P.split_wg): 0, rows
+   (row-major); 1, the wgmma state pass's core layout (piece e of 16 bytes = row 8 (e / 128) + e % 8, columns
+   4 (e / 8 % 16) ..; wg_k32); 2, for T, that core layout with the columns of each group of 8 permuted as the
+   register-sourced pass's tf32 fragments read them (a piece holds columns 0, 2, 4, 6 or 1, 3, 5, 7 of its group;
+   chunked_rs.cuh), and for P, bf16 in the no-swizzle K-major core layout (core (i / 8, j / 8) of 8 rows of 16
+   bytes, cores row-block-major; chunked_rs.cuh's output product). Each is linear in the fragment coordinates,
+   so a thread's stores are one base and constant steps:
+   T, the solve's element (16 bk + g + 8 hf, 8 w + 2 t4 + e): float sp_t_base + 1024 bk + 512 hf + sp_t_step e;
+   P, the pair (16 mt + g + 8 hf, 8 j + 2 t4 (+ 1)): 32-bit word sp_p_base + sp_p_hf hf + sp_p_j j (layout 2 one
+   bf16 pair, else two f32 words). */
+__device__ __forceinline__ int sp_t_base(int layout, int w, int g, int t4)
+{
+    return layout == 0 ? 64 * g + 8 * w + 2 * t4
+           : layout == 1 ? 64 * w + 32 * (t4 >> 1) + 4 * g + 2 * (t4 & 1)
+                         : 64 * w + 4 * g + t4;
+}
+__device__ __forceinline__ int sp_t_step(int layout)
+{
+    return layout == 2 ? 32 : 1;
+}
+__device__ __forceinline__ int sp_p_base(int layout, int mt, int g, int t4)
+{
+    return layout == 0 ? 1024 * mt + 64 * g + 2 * t4
+           : layout == 1 ? 1024 * mt + 32 * (t4 >> 1) + 4 * g + 2 * (t4 & 1)
+                         : 512 * mt + 4 * g + t4;
+}
+__device__ __forceinline__ int sp_p_hf(int layout)
+{
+    return layout == 2 ? 256 : 512;
+}
+__device__ __forceinline__ int sp_p_j(int layout)
+{
+    return layout == 0 ? 8 : layout == 1 ? 64 : 32;
+}
+/* P's pair x0, x1 at 32-bit word w of the P block (sp_p_base): bf16 for layout 2, else f32 (tf32-rounded). */
+__device__ __forceinline__ void sp_store_p_pair(unsigned *w, bool bf16, float x0, float x1)
+{
+    if (bf16)
+        *w = sp_bf2(x0, x1);
+    else
+        *(float2 *)w = make_float2(tf32r(x0), tf32r(x1));
+}
+
+/* Warp 7's part of a value head: the gates of tokens 2 lane, 2 lane + 1 (gv, be as loaded) to log decays and
+   betas (zeros past nt), their running sums into lc and exp of those into gam, the betas into bet. */
+__device__ __forceinline__ void sp_gates_scan(const gdn_cuda_params &P, int h, int nt, const float gv[2],
+                                              const float be[2], float *lc, float *bet, float *gam)
+{
+    const int lane = threadIdx.x & 31;
+    float l[2];
+#pragma unroll
+    for (int e = 0; e < 2; e++) {
+        float bb = 0.f;
+        l[e] = 0.f;
+        if (2 * lane + e < nt) {
+            bb = be[e];
+            l[e] = gate_logdecay(P, h, gv[e], &bb);
+        }
+        bet[2 * lane + e] = bb;
+    }
+    tc_scan_pair(l[0], l[1], lc, gam);
+}
+/* Warp 7's loads of value head h's gate values and betas, tokens 2 lane, 2 lane + 1 of the chunk (zeros past
+   nt). */
+__device__ __forceinline__ void sp_load_gates2(const gdn_cuda_params &P, int64_t b, int64_t tc, int nt, int h,
+                                               float gv[2], float be[2])
+{
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int e = 0; e < 2; e++) {
+        gv[e] = be[e] = 0.f;
+        if (2 * lane + e < nt) {
+            const int64_t tt = tc + 2 * lane + e;
+            const int64_t go = b * P.gs[0] + tt * P.gs[1] + h * P.gs[2];
+            const int64_t bo = b * P.bs[0] + tt * P.bs[1] + h * P.bs[2];
+            if (P.gate_dtype == GDN_DTYPE_F32) {
+                gv[e] = __ldg((const float *)P.g + go);
+                be[e] = __ldg((const float *)P.beta + bo);
+            } else {
+                gv[e] = cvt16(__ldg((const unsigned short *)P.g + go), P.gate_dtype);
+                be[e] = cvt16(__ldg((const unsigned short *)P.beta + bo), P.gate_dtype);
+            }
+        }
+    }
+}
+
+/* Warp w's 8-column strip n0 = 8 w of T = (I - L)^-1 (L strictly lower, Tm the diagonal blocks' inverses, both
+   [C][TC_LDA] tf32), blockwise down from the strip's own block b0 = w / 2 (the rows above it are zero): block b0
+   is T_b0b0's columns, read off Tm; each block bk below, D_bk = T_bkbk (L_bk D), the sum over the solved blocks
+   (the identity is zero there). X ([C][ldx]) holds the solved blocks for the sums and each R_bk for its product
+   with T_bkbk; every block of the strip goes to the workspace's T block Tw as solved (sp_t_base), zeros above. */
+template <int LDX>
+__device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, float *X, float *Tw, int layout, int warp,
+                                           int g, int t4)
+{
+    const int n0 = 8 * warp, b0 = warp >> 1, te = sp_t_step(layout);
+    /* per-thread bases (the offsets below: constants and the block's 16 bk rows): the A fragments of L and of the inverses (row g, column
+       t4), the B fragments of X (row t4, column g of the strip), the accumulator pairs (row g, columns 2 t4 ..) */
+    const float *La = Lm + g * TC_LDA + t4, *Ta = Tm + g * TC_LDA + t4, *Xb = X + t4 * LDX + n0 + g;
+    const float *Td = Tm + g * TC_LDA + n0 + 2 * t4;
+    float *Xs = X + g * LDX + n0 + 2 * t4;
+    Tw += sp_t_base(layout, warp, g, t4);
+#pragma unroll 1 /* rolled: unrolled, the kernel spills 60 bytes and runs 1% slower at B=8 T=4096 */
+    for (int bk = 0; bk < 4; bk++) {
+        if (bk < b0) { /* above the strip's block: zeros */
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                Tw[1024 * bk + 512 * (q >> 1) + te * (q & 1)] = 0.f;
+            continue;
+        }
+        float d[4];
+        if (bk == b0) { /* T_b0b0's columns */
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                d[q] = Td[(16 * bk + 8 * (q >> 1)) * TC_LDA + (q & 1)];
+        } else {
+            float r[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+            for (int k0 = 0; k0 < 16 * bk; k0 += 8) /* L_bk D_k over the solved blocks */
+                if (k0 >= 16 * b0) {
+                    const unsigned a[4] = {__float_as_uint(La[16 * bk * TC_LDA + k0]),
+                                           __float_as_uint(La[(16 * bk + 8) * TC_LDA + k0]),
+                                           __float_as_uint(La[16 * bk * TC_LDA + k0 + 4]),
+                                           __float_as_uint(La[(16 * bk + 8) * TC_LDA + k0 + 4])};
+                    const unsigned bb[2] = {__float_as_uint(Xb[k0 * LDX]), __float_as_uint(Xb[(k0 + 4) * LDX])};
+                    mma_tf32(r, a, bb);
+                }
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                Xs[(16 * bk + 8 * (q >> 1)) * LDX + (q & 1)] = tf32r(r[q]);
+            __syncwarp();
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                d[q] = 0.f;
+#pragma unroll
+            for (int k0 = 16 * bk; k0 < 16 * bk + 16; k0 += 8) { /* T_bkbk R_bk */
+                const unsigned a[4] = {__float_as_uint(Ta[16 * bk * TC_LDA + k0]),
+                                       __float_as_uint(Ta[(16 * bk + 8) * TC_LDA + k0]),
+                                       __float_as_uint(Ta[16 * bk * TC_LDA + k0 + 4]),
+                                       __float_as_uint(Ta[(16 * bk + 8) * TC_LDA + k0 + 4])};
+                const unsigned bb[2] = {__float_as_uint(Xb[k0 * LDX]), __float_as_uint(Xb[(k0 + 4) * LDX])};
+                mma_tf32(d, a, bb);
+            }
+            __syncwarp();
+        }
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const float x = tf32r(d[q]);
+            if (bk < 3)
+                Xs[(16 * bk + 8 * (q >> 1)) * LDX + (q & 1)] = x;
+            Tw[1024 * bk + 512 * (q >> 1) + te * (q & 1)] = x;
+        }
+        __syncwarp();
+    }
+}
+
+/* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
+   Hk ratio / prep_vpc, N), or for a packed batch (chunk slots, the same, 1): a CTA takes a key head's chunk
+   and prep_vpc of the value heads that read it (all P.ratio of them where the grid is large enough), so the
+   raw rows, their norms and the products K K^T, Q K^T are made once for them. */
+template <int DKP, bool F16>
+__global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    extern __shared__ __align__(16) unsigned char sp_raw[];
+    constexpr int LD = sp_ld16(DKP), LDA = TC_LDA, LDX = SP_LDX;
+    unsigned short *Kh = (unsigned short *)sp_raw; /* [C][LD] k rows (raw), until the products are made */
+    unsigned short *Qh = Kh + TC_C * LD;           /* [C][LD] q rows (raw), likewise */
+    float *Lm = (float *)sp_raw;                   /* then [C][LDA] L (strictly lower), over the rows */
+    float *Tm = (float *)(sp_raw + split_prep_rows_bytes(DKP)); /* [C][LDA] the diagonal blocks' inverses */
+    float *Xm = Tm + TC_C * LDA;                   /* [C][LDX] the solve's blocks */
+    float *lc = Xm + TC_C * LDX;                   /* [C] the running sums of the log decays */
+    float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
+    const int hk = (int)blockIdx.y / (P.ratio / P.prep_vpc);
+    const int v0 = (int)blockIdx.y % (P.ratio / P.prep_vpc) * P.prep_vpc; /* this CTA's first value head of hk's */
+    int64_t n = P.n0 + blockIdx.z, c = blockIdx.x;
+    const bool upd = warp < 4;
+    const int mt = upd ? warp : 7 - warp;
+    const int layout = P.split_wg;
+
+    grid_dependency_wait();
+    if (P.checked && __ldcg(&P.words->call_error))
+        return;
+    if (P.cu) { /* a packed batch: blockIdx.x is a chunk slot (sp_varlen_slot); its sequence, the last whose first
+                   slot is not past it (the slots rise with n; an empty sequence shares the next one's) */
+        int64_t lo = 0, hi = P.N - 1;
+        while (lo < hi) {
+            const int64_t mid = (lo + hi + 1) / 2;
+            if (sp_varlen_slot(mid, ld_cu(P, mid)) <= (int64_t)blockIdx.x)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        n = lo;
+        c = (int64_t)blockIdx.x - sp_varlen_slot(n, ld_cu(P, n));
+    }
+    int64_t b, t0, t1;
+    seq_tokens(P, n, &b, &t0, &t1);
+    const int64_t tc = t0 + c * TC_C;
+    if (c < 0 || tc >= t1)
+        return; /* past the sequence's (counted) tokens: the state pass never reads these blocks */
+    const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
+
+    sp_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Kh);
+    sp_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qh);
+    sp_commit();
+    float gv[2], be[2]; /* warp 7: the next value head's gate values and betas, tokens 2 lane, 2 lane + 1 */
+    if (warp == 7)
+        sp_load_gates2(P, b, tc, nt, P.grouped ? hk * P.ratio + v0 : hk + v0 * P.Hk, gv, be);
+    sp_wait<0>();
+    __syncthreads();
+
+    /* products: warp (mt, keys) K K^T, warp (mt, queries) Q K^T, rows 16 mt .., the 16-column pairs of tiles
+       p <= mt; and the sums of squares of those rows from the A fragments (the 4 lanes of a row hold all its
+       columns between them) */
+    float acc[8][4];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            acc[j][q] = 0.f;
+    float ss0 = 0.f, ss1 = 0.f;
+    { /* 16-bit operands as given (their products are exact in f32, as with tf32 operands) */
+        const int lr = lane & 7, lm = lane >> 3;
+        const unsigned short *xa = (upd ? Kh : Qh) + (16 * mt + lr + 8 * (lm & 1)) * LD + 8 * (lm >> 1);
+        const unsigned short *xb = Kh + (lr + 8 * (lm >> 1)) * LD + 8 * (lm & 1);
+#pragma unroll 2
+        for (int k0 = 0; k0 < DKP; k0 += 16) {
+            unsigned a[4];
+            sp_ldsm4(a, xa + k0);
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                unsigned lo, hi;
+                sp_pair<F16>(a[q], &lo, &hi);
+                float &ss = q & 1 ? ss1 : ss0;
+                ss = fmaf(__uint_as_float(lo), __uint_as_float(lo), ss);
+                ss = fmaf(__uint_as_float(hi), __uint_as_float(hi), ss);
+            }
+#pragma unroll
+            for (int p = 0; p < 4; p++)
+                if (p <= mt) {
+                    unsigned bq[4];
+                    sp_ldsm4(bq, xb + 16 * p * LD + k0);
+                    sp_mma16<F16>(acc[2 * p], a, bq);
+                    sp_mma16<F16>(acc[2 * p + 1], a, bq + 2);
+                }
+        }
+    }
+#pragma unroll
+    for (int o = 1; o < 4; o <<= 1) {
+        ss0 += __shfl_xor_sync(0xffffffffu, ss0, o);
+        ss1 += __shfl_xor_sync(0xffffffffu, ss1, o);
+    }
+    if (t4 == 0) {
+        const float m = upd ? 1.0f : P.scale;
+        float *sc = upd ? ksc : qsc;
+        sc[16 * mt + g] = (P.l2norm ? rsqrtf(ss0 + 1e-6f) : 1.0f) * m;
+        sc[16 * mt + g + 8] = (P.l2norm ? rsqrtf(ss1 + 1e-6f) : 1.0f) * m;
+    }
+
+#pragma unroll 1
+    for (int v = v0; v < v0 + P.prep_vpc; v++) {
+        const int h = P.grouped ? hk * P.ratio + v : hk + v * P.Hk;
+        float *wsb = sp_ws_head(P, n, h, t0, t1) + (int64_t)c * SP_WSB;
+        if (warp == 7) { /* lc, bet, gam (the previous head's readers are past the second barrier) */
+            sp_gates_scan(P, h, nt, gv, be, lc, bet, gam);
+            if (v + 1 < v0 + P.prep_vpc) /* the next value head's gates, in flight while this one is worked */
+                sp_load_gates2(P, b, tc, nt, P.grouped ? h + 1 : h + P.Hk, gv, be);
+        }
+        __syncthreads(); /* the decays, the norms; every warp done with the raw rows (or the previous head's L, T) */
+        if (tid < TC_C) { /* the scalars: sk, bt, sq, cf */
+            float *sc = wsb + 2 * TC_C * TC_C;
+            sc[tid] = bet[tid] * gam[tid] * ksc[tid];
+            sc[TC_C + tid] = bet[tid];
+            sc[2 * TC_C + tid] = gam[tid] * qsc[tid];
+            sc[3 * TC_C + tid] = tid < nt ? expf(lc[nt - 1] - lc[tid]) * ksc[tid] : 0.f;
+        }
+        if (tid == 0)
+            wsb[SP_WSB - 4] = gam[nt - 1];
+        { /* L = -diag(b) (G o K K^T) (strictly lower) into Lm, P = G o Q K^T (lower) to the workspace, with the
+             norm scales; zeros above the diagonal by select (the product masked: a NaN input stays out, and an
+             ex2 past the diagonal, which may overflow, is dropped); right of the diagonal tiles (the 16-column
+             pair p > mt) zeros for P, nothing for L (no reader: the inverses and the solve read L below the diagonal only) */
+            float ci[2], sb[2]; /* row i's log decay sum in log2 units, its scale (-b ksc or qsc) */
+#pragma unroll
+            for (int hf = 0; hf < 2; hf++) {
+                const int i = 16 * mt + g + 8 * hf;
+                ci[hf] = lc[i] * SP_LOG2E;
+                sb[hf] = upd ? -bet[i] * ksc[i] : qsc[i];
+            }
+            unsigned *Pw = (unsigned *)(wsb + TC_C * TC_C) + sp_p_base(layout, mt, g, t4);
+            const int phf = sp_p_hf(layout), pj = sp_p_j(layout);
+            const bool pbf = layout == 2;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const int j0 = 8 * j + 2 * t4;
+                if (j / 2 > mt) {
+                    if (!upd)
+#pragma unroll
+                        for (int hf = 0; hf < 2; hf++)
+                            sp_store_p_pair(Pw + phf * hf + pj * j, pbf, 0.f, 0.f);
+                    continue;
+                }
+                const float2 lj = *(const float2 *)(lc + j0), kj = *(const float2 *)(ksc + j0);
+                const float lj2[2] = {lj.x * SP_LOG2E, lj.y * SP_LOG2E}, kjv[2] = {kj.x, kj.y};
+#pragma unroll
+                for (int hf = 0; hf < 2; hf++) {
+                    const int i = 16 * mt + g + 8 * hf;
+                    float x[2];
+#pragma unroll
+                    for (int e = 0; e < 2; e++) { /* in: always left of the diagonal tiles (j0 < 16 mt <= i) */
+                        const bool in = upd ? j0 + e < i : j0 + e <= i;
+                        x[e] = in ? sp_ex2(ci[hf] - lj2[e]) * (sb[hf] * kjv[e] * acc[j][2 * hf + e]) : 0.f;
+                    }
+                    if (upd)
+                        *(float2 *)(Lm + i * LDA + j0) = make_float2(tf32r(x[0]), tf32r(x[1]));
+                    else
+                        sp_store_p_pair(Pw + phf * hf + pj * j, pbf, x[0], x[1]);
+                }
+            }
+        }
+        /* the diagonal block's inverse T_bb = (I - L_bb)^-1 of key warp bk = mt */
+        if (upd)
+            tc_invert_diag(Lm, Tm, mt);
+        __syncthreads();
+        /* T = (I - L)^-1, warp w the columns 8w .. 8w + 7, to the workspace as solved */
+        sp_solve_t<LDX>(Lm, Tm, Xm, wsb, layout, warp, g, t4);
+    }
+}
+
+#endif
