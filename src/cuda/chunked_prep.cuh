@@ -331,15 +331,16 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
                 sp_load_gates2(P, b, tc, nt, P.grouped ? h + 1 : h + P.Hk, gv, be);
         }
         __syncthreads(); /* the decays, the norms; every warp done with the raw rows (or the previous head's L, T) */
-        if (tid < TC_C) { /* the scalars: sk, bt, sq, cf */
+        if (warp >= 6) { /* the scalars sk, bt, sq, cf: warps 6 and 7, the query warps of the fewest tiles */
+            const int t = tid - 6 * 32;
             float *sc = wsb + 2 * TC_C * TC_C;
-            sc[tid] = bet[tid] * gam[tid] * ksc[tid];
-            sc[TC_C + tid] = bet[tid];
-            sc[2 * TC_C + tid] = gam[tid] * qsc[tid];
-            sc[3 * TC_C + tid] = tid < nt ? expf(lc[nt - 1] - lc[tid]) * ksc[tid] : 0.f;
+            sc[t] = bet[t] * gam[t] * ksc[t];
+            sc[TC_C + t] = bet[t];
+            sc[2 * TC_C + t] = gam[t] * qsc[t];
+            sc[3 * TC_C + t] = t < nt ? expf(lc[nt - 1] - lc[t]) * ksc[t] : 0.f;
+            if (t == 0)
+                wsb[SP_WSB - 4] = gam[nt - 1];
         }
-        if (tid == 0)
-            wsb[SP_WSB - 4] = gam[nt - 1];
         { /* L = -diag(b) (G o K K^T) (strictly lower) into Lm, P = G o Q K^T (lower) to the workspace, with the
              norm scales; zeros above the diagonal by select (the product masked: a NaN input stays out, and an
              ex2 past the diagonal, which may overflow, is dropped); right of the diagonal tiles (the 16-column
