@@ -19,7 +19,7 @@
  *     blocks' inverses (warps 0-3, by substitution); T by the blockwise solve with the identity as right-hand
  *     side (a warp per 8-column strip, the identity made in registers, the strip's first block read off the
  *     diagonal inverse), each block of T stored to the workspace from the fragments as it is solved.
- * Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
+ * The scalars go from warps 6-7 (the query warps of the fewest tiles). Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
  * (P.split_wg, sp_t_base): T, P f32 (tf32-rounded) for layouts 0 and 1; T f32 permuted and P bf16 for layout 2.
  * Before (session 12) the CTA staged P and T in shared memory and copied them out with generic index math, and
  * read operands by scalar loads; H200, B=8 T=4096 (ncu): 225M -> 203M instructions, 381 -> 355 us
