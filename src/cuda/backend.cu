@@ -35,6 +35,8 @@ struct gdn_cuda_context {
                                     only: 1; 0 = chunk_tc_kernel */
     int sm90;                    /* compute capability 9.x: the sm_90a code runs */
     int rs_stages;               /* GDN_CUDA_RS_STAGES (tuning): chunked_rs.cuh's stages, 1 or 2; 0 = the launcher's */
+    int rs_cluster;              /* GDN_CUDA_RS_CLUSTER (tuning, tests): 1 = chunked_rs.cuh's one stage in clusters
+                                    of two (measured slower: off by default) */
     int wg_rt;                   /* GDN_CUDA_WG_RT (tests, tuning): the wgmma state pass's rows per CTA, 32 or
                                     64; 0 = the launcher chooses by the grid */
     int prep_share;              /* GDN_CUDA_PREP_SHARE (tests): the two passes' prep CTAs per key head (1) or per
@@ -135,6 +137,8 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->wg_rt = wg_rt && atoi(wg_rt) == 32 ? 32 : wg_rt && atoi(wg_rt) == 64 ? 64 : 0;
     const char *rss = getenv("GDN_CUDA_RS_STAGES"); /* tuning: chunked_rs.cuh's stages */
     c->rs_stages = rss && atoi(rss) == 1 ? 1 : rss && atoi(rss) == 2 ? 2 : 0;
+    const char *rsc = getenv("GDN_CUDA_RS_CLUSTER");
+    c->rs_cluster = rsc && rsc[0] == '1';
     const char *share = getenv("GDN_CUDA_PREP_SHARE"); /* tests: the prep pass per key head (1) or value head (0) */
     c->prep_share = share && share[0] == '0' ? 0 : share && share[0] == '1' ? 1 : -1;
     c->sm90 = major == 9;
@@ -373,6 +377,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.split_wg = c->chunk_split >= 2 && c->sm90 ? c->chunk_split - 1 : 0; /* 2: chunked_rs.cuh's form */
     p.wg_rt = c->wg_rt;
     p.rs_stages = c->rs_stages;
+    p.rs_cluster = c->rs_cluster;
     p.prep_vpc = c->prep_share; /* the launcher turns it into value heads per CTA */
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
                                        c->fast_lpr, c->fast_j)) != cudaSuccess) {

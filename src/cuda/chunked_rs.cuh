@@ -206,6 +206,102 @@ __device__ __forceinline__ void rs_issue_stage(const rs_maps &m, const rs_stage<
     wg_bulk(s.P, wsb + TC_C * TC_C, TC_C * TC_C * 2, bar);
     wg_bulk(s.sc, wsb + 2 * TC_C * TC_C, (4 * TC_C + 4) * 4, bar);
 }
+/* The cluster form (CL = 2, one stage; GDN_CUDA_RS_CLUSTER=1, off by default): the two row tiles of a head, a
+   cluster of two CTAs, share k, q, T, P and the scalars; each CTA's thread 0 issues its own v tile and half of
+   the shared pieces with multicast to both CTAs (rank 0 k and T, rank 1 q, P and the scalars), so they are read
+   from L2 once per head. The copies land at the same offsets in both CTAs and signal each CTA's own stage
+   barrier, which expects the whole payload; a fill waits until both CTAs released the previous one (an
+   mbarrier of two arrivals in each CTA, one from each CTA's thread 0). Measured (H200, B=64 T=4096): 6.71 ms
+   against 6.19 without, B=8 856 against 770 us: with one stage the two CTAs move in lockstep, each chunk's
+   copies waiting for the slower of the two, which costs more than the L2 reads saved (docs/PERF.md, session
+   13). Kept for a form with more stages or a producer warp. */
+__device__ __forceinline__ unsigned rs_cluster_rank()
+{
+    unsigned r = 0;
+#if WG_ARCH
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+#endif
+    return r;
+}
+/* Every thread of both CTAs: each CTA's earlier shared-memory work (barrier inits, arrivals) before the other's
+   later accesses. */
+__device__ __forceinline__ void rs_cluster_sync()
+{
+#if WG_ARCH
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+/* wg_tma4 and wg_bulk with multicast to the cluster's CTAs in mask (buffers and barriers at dst's and bar's
+   offsets in each). */
+__device__ __forceinline__ void rs_tma4_mc(void *dst, const CUtensorMap *map, int c0, int c1, int c2, int c3,
+                                           uint64_t *bar, unsigned short mask)
+{
+#if WG_ARCH
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+                 "[%1, {%2, %3, %4, %5}], [%6], %7;" ::"r"((unsigned)__cvta_generic_to_shared(dst)),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+                 "r"((unsigned)__cvta_generic_to_shared(bar)), "h"(mask)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void rs_bulk_mc(void *dst, const void *src, unsigned bytes, uint64_t *bar,
+                                           unsigned short mask)
+{
+#if WG_ARCH
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
+                 "[%3], %4;" ::"r"((unsigned)__cvta_generic_to_shared(dst)),
+                 "l"(src), "r"(bytes), "r"((unsigned)__cvta_generic_to_shared(bar)), "h"(mask)
+                 : "memory");
+#endif
+}
+/* One arrival, release at cluster scope, on the mbarrier at bar's offset in the cluster's CTA `rank`. */
+__device__ __forceinline__ void rs_mbar_arrive_cl(uint64_t *bar, unsigned rank)
+{
+#if WG_ARCH
+    asm volatile("{\n\t.reg .b32 ra;\n\tmapa.shared::cluster.u32 ra, %0, %1;\n\t"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(bar)),
+                 "r"(rank)
+                 : "memory");
+#endif
+}
+/* wg_mbar_wait with acquire at cluster scope (the other CTA's reads of its stage, released by its arrival,
+   before this CTA's copies into it). */
+__device__ __forceinline__ void rs_mbar_wait_cl(uint64_t *bar, unsigned parity)
+{
+#if WG_ARCH
+    const unsigned a = (unsigned)__cvta_generic_to_shared(bar);
+    unsigned done = 0;
+    do
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+    while (!done);
+#endif
+}
+/* rs_issue_stage's cluster form: this CTA's v tile, and its rank's half of the shared pieces to both CTAs. */
+template <int DKP>
+__device__ __forceinline__ void rs_issue_stage_cl(const rs_maps &m, const rs_stage<DKP> &s, const float *wsb,
+                                                  int64_t b, int64_t tc, int hk, int h, int r0, uint64_t *bar,
+                                                  unsigned rank)
+{
+    wg_mbar_expect(bar, (unsigned)rs_payload(DKP));
+    wg_tma4(s.V, &m.v, r0, h, (int)tc, (int)b, bar);
+    if (rank == 0) {
+#pragma unroll
+        for (int x = 0; x < DKP / 64; x++)
+            rs_tma4_mc(s.K + x * 8192, &m.k, 64 * x, hk, (int)tc, (int)b, bar, 3);
+        rs_bulk_mc(s.T, wsb, TC_C * TC_C * 4, bar, 3);
+    } else {
+#pragma unroll
+        for (int x = 0; x < DKP / 64; x++)
+            rs_tma4_mc(s.Q + x * 8192, &m.q, 64 * x, hk, (int)tc, (int)b, bar, 3);
+        rs_bulk_mc(s.P, wsb + TC_C * TC_C, TC_C * TC_C * 2, bar, 3);
+        rs_bulk_mc(s.sc, wsb + 2 * TC_C * TC_C, (4 * TC_C + 4) * 4, bar, 3);
+    }
+}
 /* An mbarrier of `count` arrivals; one arrival (release: the arriving thread's reads of the stage are done). */
 __device__ __forceinline__ void rs_mbar_init(uint64_t *bar, unsigned count)
 {
@@ -257,10 +353,11 @@ __device__ __forceinline__ bool rs_out_vec(const gdn_cuda_params &P)
 }
 
 /* Pass 2, register-sourced (see the header). Grid (Hv * ceil(Dv / 64), N); one warpgroup; DKP 64 or 128. */
-template <int DKP, int NS, int PW>
+template <int DKP, int NS, int PW, int CL>
 __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     chunk_split_state_rs_kernel(const __grid_constant__ gdn_cuda_params P, const __grid_constant__ rs_maps M)
 {
+    static_assert(CL == 1 || (CL == 2 && NS == 1 && !PW), "chunk_split_state_rs_kernel: clusters with one stage");
     static_assert(DKP == 64 || DKP == 128, "chunk_split_state_rs_kernel: Dk padded to 64 or 128");
     static_assert(TC_C == 64, "chunk_split_state_rs_kernel: 64-token chunks");
     static_assert(NS == 1 || NS == 2, "chunk_split_state_rs_kernel: one or two stages");
@@ -271,7 +368,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     unsigned char *base = rs_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(rs_raw) & 1023u)) & 1023u);
     float *Os = (float *)(base + NS * SB);         /* the outputs, [C][RS_LDO] */
     uint64_t *full = (uint64_t *)(Os + TC_C * RS_LDO); /* a stage has landed */
-    uint64_t *empty = full + 2;                        /* PW: the compute threads are done with a stage */
+    uint64_t *empty = full + 2;                        /* PW: the compute threads are done with a stage; CL: both
+                                                          CTAs are */
 
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const sp_tile ct = sp_tile_of(P, RS_ROWS);
@@ -286,9 +384,27 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             rs_mbar_init(&empty[0], 128);
             rs_mbar_init(&empty[1], 128);
         }
+        if (CL == 2)
+            rs_mbar_init(&empty[0], 2); /* thread 0 of each CTA */
         wg_mbar_init_fence();
     }
-    __syncthreads();
+    if constexpr (CL == 2)
+        rs_cluster_sync(); /* the other CTA's barriers are initialized before the first copy signals them */
+    else
+        __syncthreads();
+    const unsigned rank = CL == 2 ? rs_cluster_rank() : 0u;
+    int fills = 0; /* CL, thread 0: the stage's fills issued */
+    /* thread 0's issue of chunk c's stage (CL: once both CTAs released the previous fill) */
+    auto issue = [&](const rs_stage<DKP> &st, const float *wsc, int64_t b, int64_t tc, uint64_t *bar) {
+        if constexpr (CL == 2) {
+            if (fills)
+                rs_mbar_wait_cl(&empty[0], (fills - 1) & 1);
+            fills++;
+            rs_issue_stage_cl<DKP>(M, st, wsc, b, tc, hk, h, r0, bar, rank);
+        } else {
+            rs_issue_stage<DKP>(M, st, wsc, b, tc, hk, h, r0, bar);
+        }
+    };
     unsigned phase = 0u; /* bit st: the parity of stage st's next wait */
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
@@ -318,8 +434,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
         const int nc = (int)((t1 - t0 + TC_C - 1) / TC_C);
         if (!PW && tid == 0)
             for (int c = 0; c < NS && c < nc; c++)
-                rs_issue_stage<DKP>(M, rs_stage<DKP>(base + c * SB), wsn + (int64_t)c * SP_WSB, b,
-                                    t0 + (int64_t)c * TC_C, hk, h, r0, &full[c]);
+                issue(rs_stage<DKP>(base + c * SB), wsn + (int64_t)c * SP_WSB, b, t0 + (int64_t)c * TC_C, &full[c]);
         /* S [64][Dk]: rows 16 w + g (+ 8), columns 8 j + 2 t4 (+ 1) at s[4 j + 2 hf + e] */
         float s[DKP / 2];
         tc_pool_io<DKP / 8, false>(P, rs, h, r0, 16 * w + g, rows, 2 * t4, prs, pcs,
@@ -465,9 +580,12 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                     rs_stsm_t4(ot + t * 128 + 16 * (ch ^ (t & 7)), r4);
                 }
                 rs_sync<PW>();
+                if (CL == 2 && tid == 0) { /* both CTAs' stage buffers: this one's reads are done */
+                    rs_mbar_arrive_cl(&empty[0], 0);
+                    rs_mbar_arrive_cl(&empty[0], 1);
+                }
                 if (!PW && tid == 0 && c + NS < nc)
-                    rs_issue_stage<DKP>(M, st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, hk, h, r0,
-                                        &full[sb]);
+                    issue(st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, &full[sb]);
                 unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + tc * P.os[1] + (int64_t)h * P.os[2] + r0;
 #pragma unroll
                 for (int u = 0; u < TC_C * RS_ROWS / 8 / 128; u++) { /* a row of the chunk per 8 threads */
@@ -484,9 +602,12 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                 for (int q = 0; q < 4; q++)
                     Os[(8 * j + 2 * t4 + (q & 1)) * RS_LDO + 16 * w + g + 8 * (q >> 1)] = y[4 * j + q];
             rs_sync<PW>();
+            if (CL == 2 && tid == 0) {
+                rs_mbar_arrive_cl(&empty[0], 0);
+                rs_mbar_arrive_cl(&empty[0], 1);
+            }
             if (!PW && tid == 0 && c + NS < nc)
-                rs_issue_stage<DKP>(M, st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, hk, h, r0,
-                                    &full[sb]);
+                issue(st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, &full[sb]);
             if (P.out) {
                 for (int e = tid; e < nt * (RS_ROWS / 4); e += 128) {
                     const int t = e / (RS_ROWS / 4), r = 4 * (e % (RS_ROWS / 4));
@@ -506,6 +627,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                                       [&](int j, int hf) { return &s[4 * j + 2 * hf]; });
         rs_sync<PW>(); /* the sequence is done with every buffer before the next one's copies */
     }
+    if constexpr (CL == 2)
+        rs_cluster_sync(); /* no arrival from the other CTA is still on its way here */
 }
 
 #endif

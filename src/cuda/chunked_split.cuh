@@ -672,7 +672,12 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     /* with two stages a producer warp issues the copies (B=1 T=4096: the state pass 122 -> 102 us; two CTAs per
        SM leave no registers for it) */
     const int pw = rs && ns == 2;
-    const rs_fn_t state_rs = ns == 1 ? chunk_split_state_rs_kernel<DW, 1, 0> : chunk_split_state_rs_kernel<DW, 2, 1>;
+    /* with one stage and GDN_CUDA_RS_CLUSTER=1, the two row tiles of a head in a cluster that reads k, q, T, P
+       once (chunked_rs.cuh); off by default: B=64 T=4096 6.71 against 6.19 ms, docs/PERF.md session 13 */
+    const int cl = rs && ns == 1 && p.rs_cluster && (p.Dv + RS_ROWS - 1) / RS_ROWS % 2 == 0;
+    const rs_fn_t state_rs = ns == 2 ? chunk_split_state_rs_kernel<DW, 2, 1, 1>
+                             : cl    ? chunk_split_state_rs_kernel<DW, 1, 0, 2>
+                                     : chunk_split_state_rs_kernel<DW, 1, 0, 1>;
     const size_t sp = (size_t)split_prep_smem_bytes(DKP);
     const size_t ss = (size_t)(rs   ? split_state_rs_smem_bytes(DW, ns)
                                : wg ? split_state_wg_smem_bytes(DKP, rt)
@@ -705,7 +710,20 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
         cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + tile - 1) / tile)), (unsigned)(p.n1 - p.n0), 1);
         cfg.dynamicSmemBytes = ss;
         cfg.blockDim = dim3(rs ? (pw ? 160 : 128) : TC_THREADS, 1, 1);
-        e = rs   ? cudaLaunchKernelEx(&cfg, state_rs, p, rmaps)
+        cudaLaunchConfig_t ccfg = cfg; /* cl: the caller's attributes and a cluster of two along x */
+        cudaLaunchAttribute cattr[4];
+        if (cl) {
+            int na = 0;
+            for (unsigned a = 0; a < cfg.numAttrs && a < 3; a++)
+                cattr[na++] = cfg.attrs[a];
+            cattr[na].id = cudaLaunchAttributeClusterDimension;
+            cattr[na].val.clusterDim.x = 2;
+            cattr[na].val.clusterDim.y = 1;
+            cattr[na].val.clusterDim.z = 1;
+            ccfg.attrs = cattr;
+            ccfg.numAttrs = (unsigned)na + 1;
+        }
+        e = rs   ? cudaLaunchKernelEx(&ccfg, state_rs, p, rmaps)
             : wg ? cudaLaunchKernelEx(&cfg, state_wg, p, maps)
                  : cudaLaunchKernelEx(&cfg, state, p);
         cfg.blockDim = dim3(TC_THREADS, 1, 1);

@@ -103,6 +103,7 @@ typedef struct gdn_cuda_params {
                            prep's layout of T and P (sp_t_base; with 2, P in bf16: sp_store_p_pair) */
     int wg_rt;          /* its state rows per CTA: 32, 64, or 0 (the launcher chooses by the grid) */
     int rs_stages;      /* chunked_rs.cuh's stages: 1 (two CTAs per SM), 2, or 0 (the launcher chooses) */
+    int rs_cluster;     /* its one-stage form in clusters of a head's two row tiles where Dv allows (1; else 0) */
     int prep_vpc;       /* their prep pass's value heads per CTA: ratio or 1, set by the launcher from the
                            caller's 1 (per key head: ratio), 0 (per value head: 1) or -1 (by the grid) */
     gdn_cuda_words *words;
