@@ -265,22 +265,6 @@ __device__ __forceinline__ void rs_mbar_arrive_cl(uint64_t *bar, unsigned rank)
                  : "memory");
 #endif
 }
-/* wg_mbar_wait with acquire at cluster scope (the other CTA's reads of its stage, released by its arrival,
-   before this CTA's copies into it). */
-__device__ __forceinline__ void rs_mbar_wait_cl(uint64_t *bar, unsigned parity)
-{
-#if WG_ARCH
-    const unsigned a = (unsigned)__cvta_generic_to_shared(bar);
-    unsigned done = 0;
-    do
-        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n}"
-                     : "=r"(done)
-                     : "r"(a), "r"(parity)
-                     : "memory");
-    while (!done);
-#endif
-}
 /* rs_issue_stage's cluster form: this CTA's v tile, and its rank's half of the shared pieces to both CTAs. */
 template <int DKP>
 __device__ __forceinline__ void rs_issue_stage_cl(const rs_maps &m, const rs_stage<DKP> &s, const float *wsb,
@@ -398,7 +382,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     auto issue = [&](const rs_stage<DKP> &st, const float *wsc, int64_t b, int64_t tc, uint64_t *bar) {
         if constexpr (CL == 2) {
             if (fills)
-                rs_mbar_wait_cl(&empty[0], (fills - 1) & 1);
+                wg_mbar_wait<true>(&empty[0], (fills - 1) & 1);
             fills++;
             rs_issue_stage_cl<DKP>(M, st, wsc, b, tc, hk, h, r0, bar, rank);
         } else {

@@ -227,17 +227,27 @@ __device__ __forceinline__ void wg_mbar_expect(uint64_t *bar, unsigned bytes)
                  : "memory");
 #endif
 }
+/* Waits for the phase of parity `parity` to complete; CLUSTER: acquire at cluster scope (arrivals from another
+   CTA of the cluster, chunked_rs.cuh), else the default (acquire, CTA scope). */
+template <bool CLUSTER = false>
 __device__ __forceinline__ void wg_mbar_wait(uint64_t *bar, unsigned parity)
 {
 #if WG_ARCH
     const unsigned a = (unsigned)__cvta_generic_to_shared(bar);
     unsigned done = 0;
     do
-        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n}"
-                     : "=r"(done)
-                     : "r"(a), "r"(parity)
-                     : "memory");
+        if constexpr (CLUSTER)
+            asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], "
+                         "%2;\n\tselp.u32 %0, 1, 0, p;\n}"
+                         : "=r"(done)
+                         : "r"(a), "r"(parity)
+                         : "memory");
+        else
+            asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                         "selp.u32 %0, 1, 0, p;\n}"
+                         : "=r"(done)
+                         : "r"(a), "r"(parity)
+                         : "memory");
     while (!done);
 #endif
 }
