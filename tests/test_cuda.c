@@ -57,7 +57,8 @@
  * Usage: test_cuda [quick|sanitize|conv-time|rs] (quick: without the suite; sanitize: a short run for
  * compute-sanitizer: parts 4-6 and 8, 40 matrix cases, the fixed cases, the small conv cases; conv-time:
  * the conv timings only; rs: the chunked cases on the register-sourced state pass only, for its tuning
- * switches).
+ * switches; with GDN_CUDA_RS_CLUSTER=1 and GDN_CUDA_RS_STAGES=1 the Qwen layer's cases must run in clusters,
+ * without GDN_CUDA_RS_CLUSTER=1 none may).
  * GDN_TEST_CUDA_ON_CPU=1 runs parts 1-3, 7 and 8 on the CPU backend instead (to check the harness
  * without a GPU).
  */
@@ -2145,7 +2146,21 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "rs") == 0 && g_backend == GDN_BACKEND_CUDA) {
         /* the register-sourced state pass's chunked cases only (its tuning switches set by the caller) */
         setenv("GDN_CUDA_CHUNK_SPLIT", "3", 1);
+#ifdef GDN_HAVE_CUDA
+        const long long k0 = gdn_cuda_split_cluster_calls();
+#endif
         run_split(0, 3);
+#ifdef GDN_HAVE_CUDA
+        { /* the cluster form where asked for (one stage, the Qwen layer's Dv = 128: two tiles), else never */
+            const char *cl = getenv("GDN_CUDA_RS_CLUSTER"), *ns = getenv("GDN_CUDA_RS_STAGES");
+            const long long k = gdn_cuda_split_cluster_calls() - k0;
+            printf("chunk split rs: %lld calls with the state pass in clusters\n", k);
+            if (!(cl && cl[0] == '1'))
+                EXPECT(k == 0, "%lld calls in clusters, not asked for", k);
+            else if (ns && ns[0] == '1' && g_sm90)
+                EXPECT(k >= 3, "GDN_CUDA_RS_CLUSTER=1: %lld calls in clusters", k);
+        }
+#endif
         printf("%s: %d checks, %d failed, %.1f s\n", g_failed ? "FAIL" : "PASS", g_run, g_failed, now() - t0);
         return g_failed ? 1 : 0;
     }

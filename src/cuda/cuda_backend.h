@@ -45,6 +45,9 @@ gdn_status gdn_cuda_conv1d_forward(gdn_cuda_context *c, const gdn_conv_plan *pla
  * with 64 state rows per CTA, and those on chunked_rs.cuh's (register-sourced operands). */
 void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls, long long *wg64_calls,
                           long long *rs_calls);
+/* Tests: of those register-sourced calls, the ones whose state pass ran in clusters of two CTAs
+ * (GDN_CUDA_RS_CLUSTER=1, one stage, an even number of 64-row tiles). */
+long long gdn_cuda_split_cluster_calls(void);
 
 /* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),
  * everything else exactly as gdn_conv_plan_make. Defined in core/conv_validate.c (no CUDA needed). */

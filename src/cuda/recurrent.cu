@@ -1302,6 +1302,11 @@ void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_cal
     *wg64_calls = g_split_wg64_calls.load();
 }
 
+long long gdn_cuda_split_cluster_calls(void)
+{
+    return g_split_cluster_calls.load();
+}
+
 const char *gdn_cuda_recurrent_name(int k_dim)
 {
     switch (key_vectors(k_dim)) {
