@@ -13,13 +13,13 @@
  *   - K K^T (warps 0-3) and Q K^T (warps 4-7), the lower triangle's 16-row tiles, m16n8k16 on the 16-bit values
  *     with operands by ldmatrix (exact products, f32 sums), the rows' sums of squares from the same fragments;
  *   - then for each of the prep_vpc value heads that read the key head, in turn: warp 7 loads the gates (two
- *     tokens a lane, the next head's in flight while this one is worked) and scans the log decays; L (warps 0-3,
- *     rounded to tf32, into shared memory) and P (warps 4-7, straight from the fragments to the workspace) with the
- *     decays as ex2 of log2-scaled differences, masks by select; the 16 x 16 diagonal
- *     blocks' inverses (warps 0-3, by substitution); T by the blockwise solve with the identity as right-hand
- *     side (a warp per 8-column strip, the identity made in registers, the strip's first block read off the
- *     diagonal inverse), each block of T stored to the workspace from the fragments as it is solved.
- * The scalars go from warps 6-7 (the query warps of the fewest tiles). Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
+ *     tokens a lane, the next head's in flight while this one is worked) and scans the log decays; L (warps
+ *     0-3, tf32, into shared memory) and P (warps 4-7, from the fragments to the workspace), the decays as ex2
+ *     of log2-scaled differences, masks by select; the scalars (warps 6-7, the query warps of fewest tiles);
+ *     the 16 x 16 diagonal blocks' inverses (warps 0-3, by substitution); T by the blockwise solve with the
+ *     identity as right-hand side (a warp per 8-column strip, the identity made in registers, the strip's first
+ *     block read off the diagonal inverse), each block of T stored to the workspace as it is solved.
+ * Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
  * (P.split_wg, sp_t_base): T, P f32 (tf32-rounded) for layouts 0 and 1; T f32 permuted and P bf16 for layout 2.
  * Before (session 12) the CTA staged P and T in shared memory and copied them out with generic index math, and
  * read operands by scalar loads; H200, B=8 T=4096 (ncu): 225M -> 203M instructions, 381 -> 355 us
@@ -156,8 +156,8 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
                                            int g, int t4)
 {
     const int n0 = 8 * warp, b0 = warp >> 1, te = sp_t_step(layout);
-    /* per-thread bases (the offsets below: constants and the block's 16 bk rows): the A fragments of L and of the inverses (row g, column
-       t4), the B fragments of X (row t4, column g of the strip), the accumulator pairs (row g, columns 2 t4 ..) */
+    /* per-thread bases (offsets: constants and the block's rows): the A fragments of L and the inverses (row g,
+       column t4), the B fragments of X (row t4, column g of the strip), the accumulators (row g, column 2 t4) */
     const float *La = Lm + g * TC_LDA + t4, *Ta = Tm + g * TC_LDA + t4, *Xb = X + t4 * LDX + n0 + g;
     const float *Td = Tm + g * TC_LDA + n0 + 2 * t4;
     float *Xs = X + g * LDX + n0 + 2 * t4;
@@ -342,9 +342,9 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
                 wsb[SP_WSB - 4] = gam[nt - 1];
         }
         { /* L = -diag(b) (G o K K^T) (strictly lower) into Lm, P = G o Q K^T (lower) to the workspace, with the
-             norm scales; zeros above the diagonal by select (the product masked: a NaN input stays out, and an
-             ex2 past the diagonal, which may overflow, is dropped); right of the diagonal tiles (the 16-column
-             pair p > mt) zeros for P, nothing for L (no reader: the inverses and the solve read L below the diagonal only) */
+             norm scales; zeros above the diagonal by select (the product masked: a NaN input stays out; an ex2
+             past the diagonal, which may overflow, is dropped); right of the diagonal tiles (16-column pair p > mt)
+             zeros for P, nothing for L (no reader: the inverses and the solve read L below the diagonal only) */
             float ci[2], sb[2]; /* row i's log decay sum in log2 units, its scale (-b ksc or qsc) */
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {
