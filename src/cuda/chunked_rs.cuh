@@ -37,7 +37,7 @@
  * Assumptions (launch_chunk_split_k): those of chunk_split_ok, bf16 activations, 32 < Dk <= 128 (padded to
  * 64 or 128), T < 2^31, tensor maps that encode, a compute capability 9.x device (the sm_90a code).
  * Accuracy: S, cf D^T, D^T and P rounded to bf16, R^T and T to tf32: Qwen layer T = 4096 output relative RMS
- * 3.11e-3 (slow decay 3.35e-3; with D^T P^T in tf32, as chunked_wg.cuh: 2.61e-3 / 3.12e-3, at 5-12% more time).
+ * 3.11e-3 (session 12; slow decay 3.35e-3; with D^T P^T in tf32 2.61e-3 / 3.12e-3, at 5-12% more time).
  * H200, Qwen3.6 layer (docs/PERF.md, session 13): B=1 T=4096 0.154 ms for both passes (this one 103 us),
  * B=64 T=4096 6.2 ms.
  */
@@ -389,6 +389,16 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             rs_issue_stage<DKP>(M, st, wsc, b, tc, hk, h, r0, bar);
         }
     };
+    /* after a chunk's barrier (every read of stage sb done), by thread 0: CL, the release of both CTAs' buffers;
+       without a producer warp, chunk c + NS's copies into it */
+    auto next_stage = [&](const rs_stage<DKP> &st, const float *wsn, int64_t b, int64_t tc, int c, int nc, int sb) {
+        if (CL == 2 && tid == 0) {
+            rs_mbar_arrive_cl(&empty[0], 0);
+            rs_mbar_arrive_cl(&empty[0], 1);
+        }
+        if (!PW && tid == 0 && c + NS < nc)
+            issue(st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, &full[sb]);
+    };
     unsigned phase = 0u; /* bit st: the parity of stage st's next wait */
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
@@ -564,12 +574,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                     rs_stsm_t4(ot + t * 128 + 16 * (ch ^ (t & 7)), r4);
                 }
                 rs_sync<PW>();
-                if (CL == 2 && tid == 0) { /* both CTAs' stage buffers: this one's reads are done */
-                    rs_mbar_arrive_cl(&empty[0], 0);
-                    rs_mbar_arrive_cl(&empty[0], 1);
-                }
-                if (!PW && tid == 0 && c + NS < nc)
-                    issue(st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, &full[sb]);
+                next_stage(st, wsn, b, tc, c, nc, sb);
                 unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + tc * P.os[1] + (int64_t)h * P.os[2] + r0;
 #pragma unroll
                 for (int u = 0; u < TC_C * RS_ROWS / 8 / 128; u++) { /* a row of the chunk per 8 threads */
@@ -586,12 +591,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                 for (int q = 0; q < 4; q++)
                     Os[(8 * j + 2 * t4 + (q & 1)) * RS_LDO + 16 * w + g + 8 * (q >> 1)] = y[4 * j + q];
             rs_sync<PW>();
-            if (CL == 2 && tid == 0) {
-                rs_mbar_arrive_cl(&empty[0], 0);
-                rs_mbar_arrive_cl(&empty[0], 1);
-            }
-            if (!PW && tid == 0 && c + NS < nc)
-                issue(st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, &full[sb]);
+            next_stage(st, wsn, b, tc, c, nc, sb);
             if (P.out) {
                 for (int e = tid; e < nt * (RS_ROWS / 4); e += 128) {
                     const int t = e / (RS_ROWS / 4), r = 4 * (e % (RS_ROWS / 4));
