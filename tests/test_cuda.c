@@ -2147,7 +2147,7 @@ int main(int argc, char **argv)
         /* the register-sourced state pass's chunked cases only (its tuning switches set by the caller) */
         setenv("GDN_CUDA_CHUNK_SPLIT", "3", 1);
 #ifdef GDN_HAVE_CUDA
-        const long long k0 = gdn_cuda_split_cluster_calls();
+        const long long k0 = gdn_cuda_split_cluster_calls(), o0 = gdn_cuda_split_overlap_calls();
 #endif
         run_split(0, 3);
 #ifdef GDN_HAVE_CUDA
@@ -2159,6 +2159,19 @@ int main(int argc, char **argv)
                 EXPECT(k == 0, "%lld calls in clusters, not asked for", k);
             else if (ns && ns[0] == '1' && g_sm90)
                 EXPECT(k >= 3, "GDN_CUDA_RS_CLUSTER=1: %lld calls in clusters", k);
+        }
+        { /* the two passes overlapped (chunked_split.cuh, sp_item_flag) unless turned off: the small calls on the
+             two-stage state pass (the Qwen layer's B = 1 cases, the packed batch) */
+            const char *ov = getenv("GDN_CUDA_PREP_OVERLAP"), *ns = getenv("GDN_CUDA_RS_STAGES"),
+                       *pdl = getenv("GDN_CUDA_PDL");
+            const long long o = gdn_cuda_split_overlap_calls() - o0;
+            printf("chunk split rs: %lld calls with the passes overlapped\n", o);
+            if ((ov && ov[0] == '0') || (ns && ns[0] == '1') || (pdl && pdl[0] == '0') || !g_sm90)
+                EXPECT(o == 0, "%lld calls overlapped, not asked for", o);
+            else if (ov && ov[0] == '2') /* every small call: the Qwen layer's, the packed batch, ... */
+                EXPECT(o >= 3, "GDN_CUDA_PREP_OVERLAP=2: %lld calls with the passes overlapped", o);
+            else /* where it pays: the Qwen layer's B = 1 T = 4096 case */
+                EXPECT(o >= 1, "%lld calls with the passes overlapped", o);
         }
 #endif
         printf("%s: %d checks, %d failed, %.1f s\n", g_failed ? "FAIL" : "PASS", g_run, g_failed, now() - t0);
@@ -2194,6 +2207,30 @@ int main(int argc, char **argv)
         unsetenv("GDN_CUDA_PREP_SHARE");
         setenv("GDN_CUDA_CHUNK_SPLIT", "3", 1);
         run_split(sanitize, 3);
+        { /* again with the two passes overlapped on every call where that applies (chunked_split.cuh,
+             sp_item_flag), the small ones too: so that the sanitizer runs see the persistent prep and the flags */
+            const char *ov = getenv("GDN_CUDA_PREP_OVERLAP"), *pdl = getenv("GDN_CUDA_PDL");
+            char keep_ov[16] = "";
+            if (ov)
+                snprintf(keep_ov, sizeof keep_ov, "%s", ov);
+            setenv("GDN_CUDA_PREP_OVERLAP", "2", 1);
+#ifdef GDN_HAVE_CUDA
+            const long long o0 = gdn_cuda_split_overlap_calls();
+#endif
+            run_split(sanitize, 3);
+#ifdef GDN_HAVE_CUDA
+            const long long o = gdn_cuda_split_overlap_calls() - o0;
+            printf("chunk split rs overlapped: %lld calls with the passes overlapped\n", o);
+            if (g_sm90 && !(pdl && pdl[0] == '0'))
+                EXPECT(o >= (sanitize ? 1 : 3), "GDN_CUDA_PREP_OVERLAP=2: %lld calls overlapped", o);
+            else
+                EXPECT(o == 0, "%lld calls overlapped without sm_90 or programmatic launches", o);
+#endif
+            if (ov)
+                setenv("GDN_CUDA_PREP_OVERLAP", keep_ov, 1);
+            else
+                unsetenv("GDN_CUDA_PREP_OVERLAP");
+        }
         for (int i = 0; i < 2; i++) {
             const char *var = i ? "GDN_CUDA_CHUNK_WS_MB" : "GDN_CUDA_CHUNK_SPLIT";
             if (was[i])

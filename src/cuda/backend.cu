@@ -47,6 +47,15 @@ struct gdn_cuda_context {
     int64_t ws_cap;
     float *ws_old[8];            /* earlier workspaces, kept until destroy (a captured graph may still use one) */
     int ws_nold;
+    int prep_overlap;            /* GDN_CUDA_PREP_OVERLAP (tests, measurements): 0 = the two passes in stream
+                                    order; 1 (default) = overlapped where it pays (chunked_split.cuh); 2 = also
+                                    on calls too short for it to pay (tests) */
+    int prep_ctas;               /* GDN_CUDA_PREP_CTAS (tuning): the overlapped prep's CTAs; 0 = one per SM */
+    unsigned *flags;             /* the overlap's words (chunked_split.cuh, sp_flag_wait), zeroed when made,
+                                    grown outside capture */
+    int64_t flags_cap;
+    unsigned *flags_old[8];      /* earlier ones, kept until destroy (a captured graph may still use one) */
+    int flags_nold;
 };
 
 namespace {
@@ -141,6 +150,10 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->rs_cluster = rsc && rsc[0] == '1';
     const char *share = getenv("GDN_CUDA_PREP_SHARE"); /* tests: the prep pass per key head (1) or value head (0) */
     c->prep_share = share && share[0] == '0' ? 0 : share && share[0] == '1' ? 1 : -1;
+    const char *ovl = getenv("GDN_CUDA_PREP_OVERLAP"); /* tests: 0 = the two passes in stream order */
+    c->prep_overlap = ovl && ovl[0] == '0' ? 0 : ovl && ovl[0] == '2' ? 2 : 1;
+    const char *pctas = getenv("GDN_CUDA_PREP_CTAS"); /* tuning: the overlapped prep's CTAs (0: one per SM) */
+    c->prep_ctas = pctas && atoi(pctas) > 0 && atoi(pctas) < (1 << 20) ? atoi(pctas) : 0;
     c->sm90 = major == 9;
     const char *wsmb = getenv("GDN_CUDA_CHUNK_WS_MB");
     const double mb = wsmb ? atof(wsmb) : 0.0;
@@ -170,6 +183,9 @@ void gdn_cuda_context_destroy(gdn_cuda_context *c)
     cudaFree(c->ws);
     for (int i = 0; i < c->ws_nold; i++)
         cudaFree(c->ws_old[i]);
+    cudaFree(c->flags);
+    for (int i = 0; i < c->flags_nold; i++)
+        cudaFree(c->flags_old[i]);
     cudaFree(c->words);
     cudaFreeHost(c->host_words);
     (void)cudaGetLastError();
@@ -256,6 +272,45 @@ static void chunk_workspace(gdn_cuda_context *c, gdn_cuda_params *p)
     }
     p->ws = c->ws;
     p->ws_floats = c->ws_cap;
+}
+
+/* The words with which the two passes of a small chunked call overlap (p->sp_flags, p->sp_flag_words; NULL:
+ * in stream order): zeroed when allocated, grown outside graph capture (a call captured before they were
+ * grown runs its passes in stream order), earlier buffers kept until the context is destroyed. */
+static void chunk_flags(gdn_cuda_context *c, gdn_cuda_params *p)
+{
+    p->sp_flags = NULL;
+    p->sp_flag_words = 0;
+    p->prep_overlap = c->pdl ? c->prep_overlap : 0;
+    p->prep_ctas = c->prep_ctas;
+    const int64_t need = p->ws && p->prep_overlap ? gdn_cuda_chunk_flag_words(p, c->num_sms) : 0;
+    if (need <= 0)
+        return;
+    if (need > c->flags_cap) {
+        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(c->stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone ||
+            (c->flags && c->flags_nold == (int)(sizeof c->flags_old / sizeof c->flags_old[0]))) {
+            (void)cudaGetLastError();
+            return;
+        }
+        const int64_t want = 2 * c->flags_cap > need ? 2 * c->flags_cap : need;
+        unsigned *f = NULL;
+        /* zeroed before any kernel may read them (a programmatic launch next in the stream may start before
+           an asynchronous memset there completes) */
+        if (cudaMalloc((void **)&f, (size_t)want * sizeof *f) != cudaSuccess ||
+            cudaMemsetAsync(f, 0, (size_t)want * sizeof *f, c->stream) != cudaSuccess ||
+            cudaStreamSynchronize(c->stream) != cudaSuccess) {
+            (void)cudaGetLastError();
+            cudaFree(f);
+            return;
+        }
+        if (c->flags)
+            c->flags_old[c->flags_nold++] = c->flags;
+        c->flags = f;
+        c->flags_cap = want;
+    }
+    p->sp_flags = c->flags;
+    p->sp_flag_words = c->flags_cap;
 }
 
 /* The index check (check.cu) in front of a call that has index arrays (cu_seqlens, slot arrays, a
@@ -379,6 +434,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.rs_stages = c->rs_stages;
     p.rs_cluster = c->rs_cluster;
     p.prep_vpc = c->prep_share; /* the launcher turns it into value heads per CTA */
+    chunk_flags(c, &p);
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
                                        c->fast_lpr, c->fast_j)) != cudaSuccess) {
         (void)cudaGetLastError();

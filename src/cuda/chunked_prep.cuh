@@ -32,13 +32,14 @@
 #define GDN_CUDA_CHUNKED_PREP_CUH
 
 /* Rows [tc, tc + nt) of a q or k head, raw, into shared memory by cp.async (zeros past nt and Dk): thread x
-   takes the 16-byte piece x % (DKP / 8) of rows x / (DKP / 8) + RS u, one pointer stepped along the rows. */
+   (tid, of the item's 256) takes the 16-byte piece x % (DKP / 8) of rows x / (DKP / 8) + RS u, one pointer stepped
+   along the rows. */
 template <int DKP>
 __device__ __forceinline__ void sp_issue_rows(const gdn_cuda_params &P, const void *base, const int64_t *st, int64_t b,
-                                              int64_t tc, int nt, int hk, unsigned short *dst)
+                                              int64_t tc, int nt, int hk, unsigned short *dst, int tid)
 {
     constexpr int PR = DKP / 8, RS = TC_THREADS / PR; /* 16-byte pieces per row; rows per sweep */
-    const int t0 = (int)threadIdx.x / PR, c = 8 * ((int)threadIdx.x % PR);
+    const int t0 = tid / PR, c = 8 * (tid % PR);
     const unsigned short *src =
         (const unsigned short *)base + b * st[0] + (tc + t0) * st[1] + (int64_t)hk * st[2] + c;
     const int64_t step = RS * st[1];
@@ -220,10 +221,12 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
    Hk ratio / prep_vpc, N), or for a packed batch (chunk slots, the same, 1): a CTA takes a key head's chunk
    and prep_vpc of the value heads that read it (all P.ratio of them where the grid is large enough), so the
    raw rows, their norms and the products K K^T, Q K^T are made once for them. */
-template <int DKP, bool F16>
-__global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
+/* One item of pass 1: (chunk or chunk slot bx, key head group by, sequence bz of the group), by 8 warps (tid
+   0 .. 255 of group grp of NG, with sp_raw their shared memory); false where the item has no tokens. */
+template <int DKP, bool F16, int NG>
+__device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned char *sp_raw, int64_t bx, int by,
+                                             int64_t bz, int tid, int grp)
 {
-    extern __shared__ __align__(16) unsigned char sp_raw[];
     constexpr int LD = sp_ld16(DKP), LDA = TC_LDA, LDX = SP_LDX;
     unsigned short *Kh = (unsigned short *)sp_raw; /* [C][LD] k rows (raw), until the products are made */
     unsigned short *Qh = Kh + TC_C * LD;           /* [C][LD] q rows (raw), likewise */
@@ -233,45 +236,42 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
     float *lc = Xm + TC_C * LDX;                   /* [C] the running sums of the log decays */
     float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
 
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
-    const int hk = (int)blockIdx.y / (P.ratio / P.prep_vpc);
-    const int v0 = (int)blockIdx.y % (P.ratio / P.prep_vpc) * P.prep_vpc; /* this CTA's first value head of hk's */
-    int64_t n = P.n0 + blockIdx.z, c = blockIdx.x;
+    const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
+    const int hk = by / (P.ratio / P.prep_vpc);
+    const int v0 = by % (P.ratio / P.prep_vpc) * P.prep_vpc; /* this CTA's first value head of hk's */
+    int64_t n = P.n0 + bz, c = bx;
     const bool upd = warp < 4;
     const int mt = upd ? warp : 7 - warp;
     const int layout = P.split_wg;
 
-    grid_dependency_wait();
-    if (P.checked && __ldcg(&P.words->call_error))
-        return;
-    if (P.cu) { /* a packed batch: blockIdx.x is a chunk slot (sp_varlen_slot); its sequence, the last whose first
+    if (P.cu) { /* a packed batch: bx is a chunk slot (sp_varlen_slot); its sequence, the last whose first
                    slot is not past it (the slots rise with n; an empty sequence shares the next one's) */
         int64_t lo = 0, hi = P.N - 1;
         while (lo < hi) {
             const int64_t mid = (lo + hi + 1) / 2;
-            if (sp_varlen_slot(mid, ld_cu(P, mid)) <= (int64_t)blockIdx.x)
+            if (sp_varlen_slot(mid, ld_cu(P, mid)) <= bx)
                 lo = mid;
             else
                 hi = mid - 1;
         }
         n = lo;
-        c = (int64_t)blockIdx.x - sp_varlen_slot(n, ld_cu(P, n));
+        c = bx - sp_varlen_slot(n, ld_cu(P, n));
     }
     int64_t b, t0, t1;
     seq_tokens(P, n, &b, &t0, &t1);
     const int64_t tc = t0 + c * TC_C;
     if (c < 0 || tc >= t1)
-        return; /* past the sequence's (counted) tokens: the state pass never reads these blocks */
+        return false; /* past the sequence's (counted) tokens: the state pass never reads these blocks */
     const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
 
-    sp_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Kh);
-    sp_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qh);
+    sp_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Kh, tid);
+    sp_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qh, tid);
     sp_commit();
     float gv[2], be[2]; /* warp 7: the next value head's gate values and betas, tokens 2 lane, 2 lane + 1 */
     if (warp == 7)
         sp_load_gates2(P, b, tc, nt, P.grouped ? hk * P.ratio + v0 : hk + v0 * P.Hk, gv, be);
     sp_wait<0>();
-    __syncthreads();
+    sp_group_sync<NG>(grp);
 
     /* products: warp (mt, keys) K K^T, warp (mt, queries) Q K^T, rows 16 mt .., the 16-column pairs of tiles
        p <= mt; and the sums of squares of those rows from the A fragments (the 4 lanes of a row hold all its
@@ -330,7 +330,7 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
             if (v + 1 < v0 + P.prep_vpc) /* the next value head's gates, in flight while this one is worked */
                 sp_load_gates2(P, b, tc, nt, P.grouped ? h + 1 : h + P.Hk, gv, be);
         }
-        __syncthreads(); /* the decays, the norms; every warp done with the raw rows (or the previous head's L, T) */
+        sp_group_sync<NG>(grp); /* the decays, the norms; every warp done with the raw rows (or the previous head's L, T) */
         if (warp >= 6) { /* the scalars sk, bt, sq, cf: warps 6 and 7, the query warps of the fewest tiles */
             const int t = tid - 6 * 32;
             float *sc = wsb + 2 * TC_C * TC_C;
@@ -386,9 +386,48 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
         /* the diagonal block's inverse T_bb = (I - L_bb)^-1 of key warp bk = mt */
         if (upd)
             tc_invert_diag(Lm, Tm, mt);
-        __syncthreads();
+        sp_group_sync<NG>(grp);
         /* T = (I - L)^-1, warp w the columns 8w .. 8w + 7, to the workspace as solved */
         sp_solve_t<LDX>(Lm, Tm, Xm, wsb, layout, warp, g, t4);
+    }
+    return true;
+}
+
+/* Pass 1 (see the header): a CTA per item. */
+template <int DKP, bool F16>
+__global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    extern __shared__ __align__(16) unsigned char sp_raw[];
+    grid_dependency_wait();
+    if (P.checked && __ldcg(&P.words->call_error))
+        return;
+    sp_prep_item<DKP, F16, 1>(P, sp_raw, blockIdx.x, (int)blockIdx.y, blockIdx.z, threadIdx.x, 0);
+}
+
+/* Pass 1 overlapped with the state pass (P.sp_flags; chunked_split.cuh, sp_item_flag): a persistent grid of
+   CTAs of SP_GROUPS groups of 8 warps, each group taking items in turn (sp_item_flag's order, chunk by chunk)
+   with its own shared memory and barrier, and setting each item's flag once its workspace blocks are written.
+   One such CTA fills an SM (SP_GROUPS items in flight, as three CTAs of the per-item kernel), so a grid of
+   fewer CTAs than SMs leaves whole SMs to the state pass (whose CTA does not fit beside a prep CTA: its five
+   warps of 256 registers). */
+#define SP_GROUPS 3
+template <int DKP, bool F16>
+__global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
+    chunk_split_prep_persistent_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    extern __shared__ __align__(16) unsigned char sp_raw[];
+    grid_dependency_wait();
+    grid_dependency_trigger(); /* every CTA past its wait: the state pass may launch (earlier work is complete) */
+    if (P.checked && __ldcg(&P.words->call_error))
+        return;
+    const int grp = (int)threadIdx.x / TC_THREADS, tid = (int)threadIdx.x % TC_THREADS;
+    unsigned char *raw = sp_raw + grp * split_prep_smem_bytes(DKP);
+    const int64_t per = (int64_t)P.prep_gy * (P.cu ? 1 : P.n1 - P.n0);
+#pragma unroll 1
+    for (int64_t i = (int64_t)blockIdx.x * SP_GROUPS + grp; i < P.prep_gx * per; i += (int64_t)gridDim.x * SP_GROUPS) {
+        const int64_t x = i / per, yz = i - x * per, z = yz / P.prep_gy;
+        if (sp_prep_item<DKP, F16, SP_GROUPS>(P, raw, x, (int)(yz - z * P.prep_gy), z, tid, grp))
+            sp_flag_publish<SP_GROUPS>(P, i, tid, grp);
     }
 }
 

@@ -400,15 +400,23 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             issue(st, wsn + (int64_t)(c + NS) * SP_WSB, b, tc + NS * TC_C, &full[sb]);
     };
     unsigned phase = 0u; /* bit st: the parity of stage st's next wait */
-    grid_dependency_wait();
+    /* overlapped with the prep (P.sp_flags, PW only): launched once every prep CTA is past its own wait for
+       earlier work, so that work is complete; the prep's items are waited for one by one (sp_flag_wait) */
+    const bool ovl = PW && P.sp_flags;
+    if (!ovl)
+        grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;
+    const unsigned gen = ovl && (tid == 0 || tid == 128) ? sp_ld_acquire(P.sp_flags) : 0u;
     if (PW && w == 4) { /* the producer warp: every stage's copies, once the compute warps are done with its buffer */
         int f0 = 0, f1 = 0; /* the fills of stage 0, 1 so far */
+        /* the prep item of this value head's chunks (chunked_prep.cuh: key head hk, its group of prep_vpc) */
+        const int py = hk * (P.ratio / P.prep_vpc) + (P.grouped ? h % P.ratio : h / P.Hk) / P.prep_vpc;
         for (int64_t n = P.n0 + blockIdx.y; n < P.n1; n += gridDim.y) {
             const auto [b, t0, t1, rs, ws, wsn] = sp_seq_of(P, n, h);
             (void)rs, (void)ws;
             const int nc = (int)((t1 - t0 + TC_C - 1) / TC_C);
+            const int64_t px = P.cu ? sp_varlen_slot(n, t0) : 0, pz = P.cu ? 0 : n - P.n0;
             for (int c = 0; c < nc; c++) {
                 const int sb = c % NS;
                 const int f = sb ? f1 : f0;
@@ -416,9 +424,12 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                     wg_mbar_wait(&empty[sb], (f - 1) & 1);
                 f0 += !sb;
                 f1 += sb;
+                if (ovl) /* the chunk's prep item, the whole warp waiting (converged) */
+                    sp_flag_wait_warp(sp_item_flag(P, px + c, py, pz), gen + 1u);
                 if (lane == 0)
                     rs_issue_stage<DKP>(M, rs_stage<DKP>(base + sb * SB), wsn + (int64_t)c * SP_WSB, b,
                                         t0 + (int64_t)c * TC_C, hk, h, r0, &full[sb]);
+                __syncwarp();
             }
         }
         return;
@@ -611,6 +622,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                                       [&](int j, int hf) { return &s[4 * j + 2 * hf]; });
         rs_sync<PW>(); /* the sequence is done with every buffer before the next one's copies */
     }
+    if (ovl && tid == 0) /* past its last chunk: every copy issued, every flag read */
+        sp_state_done(P, gen);
     if constexpr (CL == 2)
         rs_cluster_sync(); /* no arrival from the other CTA is still on its way here */
 }

@@ -157,6 +157,76 @@ __device__ __forceinline__ void sp_store_out(const gdn_cuda_params &P, bool pair
     }
 }
 
+/* The two passes overlapped (launch_chunk_split_k: calls whose state pass fits one wave of the SMs). The prep
+   runs as a persistent grid whose CTAs take its items (chunk, key head group, sequence) chunk by chunk, and it
+   lets the state pass launch once each of its CTAs has started (griddepcontrol.launch_dependents); the state
+   pass then waits for each chunk's item by a flag instead of for the prep's completion. The state pass never
+   blocks the prep (every prep CTA is resident before it launches, and the prep waits on nothing), so the wait
+   ends. Words (P.sp_flags, zeroed when allocated): [0] the generation g of the call, [1] the state CTAs
+   finished, [2 + i] item i's flag (sp_item_flag). An item done in generation g sets its flag to g + 1
+   (release); the last state CTA to finish clears [1] and moves [0] to g + 1 (the flags of earlier calls are
+   g at most, so nothing is reset per call, and a graph replays as it was captured). */
+/* Item (x chunk or chunk slot, y key head group, z sequence of the group)'s flag: items in the order the
+   persistent prep takes them, chunk by chunk. */
+__device__ __forceinline__ unsigned *sp_item_flag(const gdn_cuda_params &P, int64_t x, int y, int64_t z)
+{
+    return P.sp_flags + 2 + (x * (P.cu ? 1 : P.n1 - P.n0) + z) * P.prep_gy + y;
+}
+__device__ __forceinline__ unsigned sp_ld_acquire(const unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void sp_st_release(unsigned *p, unsigned v)
+{
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+/* Wait (a whole warp, converged: lane 0 polls, the warp loops on its answer) until flag f reads want; then the
+   workspace the item wrote may be read, by tensor or bulk copies too (the proxy fence orders the acquire before
+   the warp's later async-proxy reads). */
+__device__ __forceinline__ void sp_flag_wait_warp(const unsigned *f, unsigned want)
+{
+    const bool l0 = (threadIdx.x & 31) == 0;
+    while (!__shfl_sync(0xffffffffu, l0 && sp_ld_acquire(f) == want, 0))
+        __nanosleep(64);
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+/* The barrier of a prep item's 256 threads: the CTA's (NG = 1), or named barrier 1 + grp of the NG groups of
+   8 warps that work items side by side in one CTA (chunked_prep.cuh). */
+template <int NG>
+__device__ __forceinline__ void sp_group_sync(int grp)
+{
+    if constexpr (NG == 1)
+        __syncthreads();
+    else
+        asm volatile("bar.sync %0, %1;" ::"r"(1 + grp), "n"(TC_THREADS) : "memory");
+}
+/* Every thread of a prep item's group (tid of its 256, group grp of NG: chunked_prep.cuh, sp_group_sync)
+   after item i's last workspace store: its flag set to g + 1 (a barrier, then one release store; the
+   generation is read again here, constant until the state pass ends, which is after this item's flag; the
+   group's shared memory is free for its next item after the barrier). */
+template <int NG>
+__device__ __forceinline__ void sp_flag_publish(const gdn_cuda_params &P, int64_t i, int tid, int grp)
+{
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    __threadfence();
+    sp_group_sync<NG>(grp);
+    if (tid == 0)
+        sp_st_release(P.sp_flags + 2 + i, sp_ld_acquire(P.sp_flags) + 1u);
+}
+/* One thread of each state CTA once its last chunk is done: the CTA counted; the last of the grid's moves the
+   generation on (every CTA read it at its start, and every prep item was flagged before its chunk ran). */
+__device__ __forceinline__ void sp_state_done(const gdn_cuda_params &P, unsigned gen)
+{
+    __threadfence();
+    if (atomicAdd(P.sp_flags + 1, 1u) == gridDim.x * gridDim.y - 1u) {
+        atomicExch(P.sp_flags + 1, 0u);
+        __threadfence();
+        sp_st_release(P.sp_flags, gen + 1u);
+    }
+}
+
 #include "chunked_wg.cuh" /* the state pass on wgmma, and the core layout the prep pass writes for it */
 #include "chunked_rs.cuh" /* the state pass on wgmma with register-sourced operands (layout 2) */
 
@@ -504,7 +574,7 @@ static bool split_rows_ok(const void *base, const int64_t *st)
 }
 
 static std::atomic<long long> g_split_calls{0}, g_split_groups{0}, g_split_wg_calls{0},
-    g_split_wg64_calls{0}, g_split_rs_calls{0}, g_split_cluster_calls{0}; /* gdn_cuda_split_stats */
+    g_split_wg64_calls{0}, g_split_rs_calls{0}, g_split_cluster_calls{0}, g_split_overlap_calls{0}; /* gdn_cuda_split_stats */
 
 /* Does the call take the two-pass kernels (chunk_tc's calls, a dense or packed batch of 16-bit activations
    with 16-byte rows, N <= 65535)? */
@@ -534,6 +604,22 @@ static int64_t chunk_split_ws_floats(const gdn_cuda_params *p)
 static int64_t chunk_split_min_floats(const gdn_cuda_params *p)
 {
     return p->cu ? chunk_split_ws_floats(p) : chunk_split_seq_floats(p);
+}
+
+/* The prep's item grid along x: chunks, or a packed batch's chunk slots (sp_varlen_slot). */
+static int64_t chunk_split_prep_x(const gdn_cuda_params *p)
+{
+    return p->cu ? sp_varlen_slot(p->N, p->T) + 1 : (p->T + TC_C - 1) / TC_C;
+}
+/* Words for the overlapped passes (sp_item_flag; 0: the call runs them in stream order): calls on
+   chunked_rs.cuh's state pass whose grid fits one wave of the SMs (its two-stage form, one CTA per SM, leaving
+   room on each SM for a prep CTA beside it), with tokens; the items counted per value head (an upper bound). */
+static int64_t chunk_split_flag_words(const gdn_cuda_params *p, int num_sms)
+{
+    if (!chunk_split_ok(p) || p->split_wg != 2 || p->T <= 0 ||
+        p->Hv * ((p->Dv + RS_ROWS - 1) / RS_ROWS) * p->N > (int64_t)num_sms)
+        return 0;
+    return 2 + chunk_split_prep_x(p) * p->Hv * (p->cu ? 1 : p->N);
 }
 
 /* cuTensorMapEncodeTiled from the driver, looked up once (NULL: none; the mma state pass runs). */
@@ -661,7 +747,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
                                 : (p.T + TC_C - 1) / TC_C * (p.N < group ? p.N : group);
     const bool share = p.prep_vpc >= 0 ? p.prep_vpc == 1 : chunks * p.Hk >= (int64_t)num_sms;
     p.prep_vpc = share ? p.ratio : 1;
-    const fn_t prep = chunk_split_prep_kernel<DKP, F16>, state = chunk_split_state_kernel<DKP, F16>;
+    const fn_t state = chunk_split_state_kernel<DKP, F16>;
     constexpr int DW = DKP >= 64 ? DKP : 64;
     const wg_fn_t state_wg = rt == 64 ? chunk_split_state_wg_kernel<DW, 64> : chunk_split_state_wg_kernel<DW, 32>;
     /* chunked_rs.cuh's stages: one (two CTAs per SM, each waiting for its next chunk's copies while the other
@@ -678,7 +764,24 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     const rs_fn_t state_rs = ns == 2 ? chunk_split_state_rs_kernel<DW, 2, 1, 1>
                              : cl    ? chunk_split_state_rs_kernel<DW, 1, 0, 2>
                                      : chunk_split_state_rs_kernel<DW, 1, 0, 1>;
-    const size_t sp = (size_t)split_prep_smem_bytes(DKP);
+    /* the two passes overlapped (sp_item_flag) where the state pass has its producer warp (one wave, one CTA
+       per SM), in one group, with programmatic launches, and leaves a quarter of the SMs at least: the prep a
+       persistent grid of SP_GROUPS items per CTA, one CTA on each SM the state pass leaves (or
+       GDN_CUDA_PREP_CTAS); where the prep takes two rounds of its items at least (p.prep_overlap 2: always).
+       H200, Qwen3.6 layer, B=1: T=4096 154 -> 139 us, T=32768 1118 -> 966 us; T=512 (one round) 29.7 -> 37
+       us; docs/PERF.md, session 14 */
+    p.prep_gx = chunk_split_prep_x(&p);
+    p.prep_gy = p.Hk * (p.ratio / p.prep_vpc);
+    const int64_t items = p.prep_gx * p.prep_gy * (p.cu ? 1 : p.N);
+    const int64_t sgrid = p.Hv * ((p.Dv + RS_ROWS - 1) / RS_ROWS) * p.N;
+    const int64_t pctas = p.prep_ctas > 0 ? p.prep_ctas : num_sms - sgrid; /* the SMs the state pass leaves */
+    const bool ovl = pw && p.prep_overlap && p.sp_flags && cfg.numAttrs > 0 && group >= p.N && p.T > 0 &&
+                     2 + items <= p.sp_flag_words && pctas >= num_sms / 4 &&
+                     (p.prep_overlap == 2 || items >= 2 * SP_GROUPS * pctas);
+    if (!ovl)
+        p.sp_flags = NULL;
+    const fn_t prep = ovl ? chunk_split_prep_persistent_kernel<DKP, F16> : chunk_split_prep_kernel<DKP, F16>;
+    const size_t sp = (size_t)split_prep_smem_bytes(DKP) * (ovl ? SP_GROUPS : 1);
     const size_t ss = (size_t)(rs   ? split_state_rs_smem_bytes(DW, ns)
                                : wg ? split_state_wg_smem_bytes(DKP, rt)
                                     : split_state_smem_bytes(DKP));
@@ -697,15 +800,17 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     g_split_wg64_calls += wg && rt == 64;
     g_split_rs_calls += rs;
     g_split_cluster_calls += cl;
+    g_split_overlap_calls += ovl;
     for (p.n0 = 0; p.n0 < p.N; p.n0 += group) {
         p.n1 = p.N - p.n0 < group ? p.N : p.n0 + group;
         g_split_groups++;
         /* the prep: a CTA per (chunk, key head or value head, sequence), or for a packed batch per (chunk
            slot, head): the slots its sequences' chunks take, sp_varlen_slot */
-        cfg.gridDim = p.cu ? dim3((unsigned)(sp_varlen_slot(p.N, p.T) + 1), (unsigned)(p.Hk * (p.ratio / p.prep_vpc)), 1)
-                           : dim3((unsigned)((p.T + TC_C - 1) / TC_C), (unsigned)(p.Hk * (p.ratio / p.prep_vpc)),
-                                  (unsigned)(p.n1 - p.n0));
+        const int64_t pg = (items + SP_GROUPS - 1) / SP_GROUPS;
+        cfg.gridDim = ovl ? dim3((unsigned)(pg < pctas ? pg : pctas), 1, 1)
+                          : dim3((unsigned)p.prep_gx, (unsigned)p.prep_gy, (unsigned)(p.cu ? 1 : p.n1 - p.n0));
         cfg.dynamicSmemBytes = sp;
+        cfg.blockDim = dim3(ovl ? SP_GROUPS * TC_THREADS : TC_THREADS, 1, 1);
         if (p.T > 0 && (e = cudaLaunchKernelEx(&cfg, prep, p)) != cudaSuccess)
             return e;
         cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + tile - 1) / tile)), (unsigned)(p.n1 - p.n0), 1);

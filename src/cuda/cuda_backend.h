@@ -48,6 +48,9 @@ void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_cal
 /* Tests: of those register-sourced calls, the ones whose state pass ran in clusters of two CTAs
  * (GDN_CUDA_RS_CLUSTER=1, one stage, an even number of 64-row tiles). */
 long long gdn_cuda_split_cluster_calls(void);
+/* Tests: the two-pass calls whose passes overlapped (the prep persistent, the state pass waiting on its
+ * items' flags; chunked_split.cuh, sp_flag_wait). */
+long long gdn_cuda_split_overlap_calls(void);
 
 /* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),
  * everything else exactly as gdn_conv_plan_make. Defined in core/conv_validate.c (no CUDA needed). */

@@ -106,6 +106,13 @@ typedef struct gdn_cuda_params {
     int rs_cluster;     /* its one-stage form in clusters of a head's two row tiles where Dv allows (1; else 0) */
     int prep_vpc;       /* their prep pass's value heads per CTA: ratio or 1, set by the launcher from the
                            caller's 1 (per key head: ratio), 0 (per value head: 1) or -1 (by the grid) */
+    unsigned *sp_flags; /* the prep and state passes overlapped (chunked_split.cuh, sp_flag_wait): the words
+                           [generation, finished state CTAs, one flag per prep item]; NULL: in stream order */
+    int64_t sp_flag_words; /* their number (the backend's buffer; the launcher overlaps a call it covers) */
+    int prep_overlap;      /* the caller's choice: 0 never, 1 where it pays (the default), 2 wherever it applies */
+    int prep_ctas;         /* the overlapped prep's persistent grid (0: one CTA per SM) */
+    int64_t prep_gx;       /* the prep's item grid: chunks (a packed batch: chunk slots), */
+    int prep_gy;           /*   key heads x value-head groups, and sequences (n1 - n0) */
     gdn_cuda_words *words;
     unsigned long long *stamps; /* slot stamps for the conflict checks: pool slots, then capture-pool slots */
 } gdn_cuda_params;
@@ -160,6 +167,9 @@ const char *gdn_cuda_recurrent_name(int k_dim);
 /* Floats of workspace the two-pass chunked kernels (chunked_split.cuh) would use for the call, 0 where they
  * do not apply (fields read: algo_chunked, cap_mode, chunk_tc, Dk, Dv, cu, N, Hv, T). */
 int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p);
+/* Words the overlapped two passes (chunked_split.cuh) would use for the call on a device of num_sms SMs, 0
+ * where they would run in stream order (fields read: those of gdn_cuda_chunk_workspace_floats, Hk, ratio). */
+int64_t gdn_cuda_chunk_flag_words(const gdn_cuda_params *p, int num_sms);
 
 /* The chunked kernel's name when a call with these properties takes it (chunked.cuh, chunked_tc.cuh),
  * else NULL. tc: problem.precision is not F32 (tensor cores). */

@@ -1292,6 +1292,11 @@ int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p)
     return chunk_prefill_ok(p) ? chunk_split_ws_floats(p) : 0;
 }
 
+int64_t gdn_cuda_chunk_flag_words(const gdn_cuda_params *p, int num_sms)
+{
+    return chunk_prefill_ok(p) ? chunk_split_flag_words(p, num_sms) : 0;
+}
+
 void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_calls, long long *wg64_calls,
                           long long *rs_calls)
 {
@@ -1305,6 +1310,11 @@ void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_cal
 long long gdn_cuda_split_cluster_calls(void)
 {
     return g_split_cluster_calls.load();
+}
+
+long long gdn_cuda_split_overlap_calls(void)
+{
+    return g_split_overlap_calls.load();
 }
 
 const char *gdn_cuda_recurrent_name(int k_dim)
