@@ -38,8 +38,9 @@
  * 64 or 128), T < 2^31, tensor maps that encode, a compute capability 9.x device (the sm_90a code).
  * Accuracy: S, cf D^T, D^T and P rounded to bf16, R^T and T to tf32: Qwen layer T = 4096 output relative RMS
  * 3.11e-3 (session 12; slow decay 3.35e-3; with D^T P^T in tf32 2.61e-3 / 3.12e-3, at 5-12% more time).
- * H200, Qwen3.6 layer (docs/PERF.md, session 13): B=1 T=4096 0.154 ms for both passes (this one 103 us),
- * B=64 T=4096 6.2 ms.
+ * H200, Qwen3.6 layer (docs/PERF.md, sessions 13, 14): B=1 T=4096 0.154 ms for both passes in turn (this one
+ * 103 us), 0.139 ms overlapped (P.sp_flags: the producer warp waits for each chunk's prep item, and the pass
+ * does not wait for the prep's completion; chunked_split.cuh, sp_item_flag); B=64 T=4096 6.2 ms.
  */
 #ifndef GDN_CUDA_CHUNKED_RS_CUH
 #define GDN_CUDA_CHUNKED_RS_CUH

@@ -20,7 +20,8 @@
  * Pass 1, chunk_split_prep_kernel (chunked_prep.cuh): one CTA of 8 warps per (chunk, key head, sequence),
  * all at once: the norms, K K^T, Q K^T once for the value heads that share the key head, then per value head
  * the decays, L, P and T; T, P and the scalars go to the context's workspace, SP_WSB floats per chunk and value
- * head, in the layout of the state pass that reads them.
+ * head, in the layout of the state pass that reads them. At small batch the two passes overlap (sp_item_flag):
+ * the prep a persistent grid on the SMs the state pass leaves, flagging each item as it is done.
  * Pass 2, chunk_split_state_kernel: one CTA of 8 warps per (value head, TC_R state rows, sequence),
  * walking the chunks with two stages of shared memory: the next chunk's raw k, q rows, v tile, T, P and
  * scalars come by cp.async while the current one computes. Per chunk: warps 0-3 K S^T and R (16 tokens
