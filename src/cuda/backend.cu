@@ -50,8 +50,9 @@ struct gdn_cuda_context {
     int prep_overlap;            /* GDN_CUDA_PREP_OVERLAP (tests, measurements): 0 = the two passes in stream
                                     order; 1 (default) = overlapped where it pays (chunked_split.cuh); 2 = also
                                     on calls too short for it to pay (tests) */
-    int prep_ctas;               /* GDN_CUDA_PREP_CTAS (tuning): the overlapped prep's CTAs; 0 = one per SM */
-    unsigned *flags;             /* the overlap's words (chunked_split.cuh, sp_flag_wait), zeroed when made,
+    int prep_ctas;               /* GDN_CUDA_PREP_CTAS (tuning): the overlapped prep's CTAs; 0 = one on each
+                                    SM the state pass leaves */
+    unsigned *flags;             /* the overlap's words (chunked_split.cuh, sp_item_flag), zeroed when made,
                                     grown outside capture */
     int64_t flags_cap;
     unsigned *flags_old[8];      /* earlier ones, kept until destroy (a captured graph may still use one) */
@@ -152,7 +153,7 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->prep_share = share && share[0] == '0' ? 0 : share && share[0] == '1' ? 1 : -1;
     const char *ovl = getenv("GDN_CUDA_PREP_OVERLAP"); /* tests: 0 = the two passes in stream order */
     c->prep_overlap = ovl && ovl[0] == '0' ? 0 : ovl && ovl[0] == '2' ? 2 : 1;
-    const char *pctas = getenv("GDN_CUDA_PREP_CTAS"); /* tuning: the overlapped prep's CTAs (0: one per SM) */
+    const char *pctas = getenv("GDN_CUDA_PREP_CTAS"); /* tuning: the overlapped prep's CTAs */
     c->prep_ctas = pctas && atoi(pctas) > 0 && atoi(pctas) < (1 << 20) ? atoi(pctas) : 0;
     c->sm90 = major == 9;
     const char *wsmb = getenv("GDN_CUDA_CHUNK_WS_MB");

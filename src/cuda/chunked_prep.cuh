@@ -19,6 +19,8 @@
  *     the 16 x 16 diagonal blocks' inverses (warps 0-3, by substitution); T by the blockwise solve with the
  *     identity as right-hand side (a warp per 8-column strip, the identity made in registers, the strip's first
  *     block read off the diagonal inverse), each block of T stored to the workspace as it is solved.
+ * At small batch (P.sp_flags) the same items run on a persistent grid of three 8-warp groups per CTA, each
+ * item's flag set as it is done (chunk_split_prep_persistent_kernel; chunked_split.cuh, sp_item_flag).
  * Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
  * (P.split_wg, sp_t_base): T, P f32 (tf32-rounded) for layouts 0 and 1; T f32 permuted and P bf16 for layout 2.
  * Before (session 12) the CTA staged P and T in shared memory and copied them out with generic index math, and
@@ -26,7 +28,8 @@
  * (docs/PERF.md, session 13).
  *
  * Assumptions: chunk_split_ok's (bf16 or f16 rows of unit stride, 16-byte aligned; Dk <= 128, padded to DKP);
- * TC_THREADS = 256 threads; gate values giving decays in [0, 1].
+ * TC_THREADS = 256 threads per item (SP_GROUPS items per CTA in the persistent form); gate values giving decays
+ * in [0, 1].
  */
 #ifndef GDN_CUDA_CHUNKED_PREP_CUH
 #define GDN_CUDA_CHUNKED_PREP_CUH
@@ -330,7 +333,7 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
             if (v + 1 < v0 + P.prep_vpc) /* the next value head's gates, in flight while this one is worked */
                 sp_load_gates2(P, b, tc, nt, P.grouped ? h + 1 : h + P.Hk, gv, be);
         }
-        sp_group_sync<NG>(grp); /* the decays, the norms; every warp done with the raw rows (or the previous head's L, T) */
+        sp_group_sync<NG>(grp); /* the decays, the norms; every warp done with the raw rows (or the last head's L, T) */
         if (warp >= 6) { /* the scalars sk, bt, sq, cf: warps 6 and 7, the query warps of the fewest tiles */
             const int t = tid - 6 * 32;
             float *sc = wsb + 2 * TC_C * TC_C;

@@ -575,7 +575,8 @@ static bool split_rows_ok(const void *base, const int64_t *st)
 }
 
 static std::atomic<long long> g_split_calls{0}, g_split_groups{0}, g_split_wg_calls{0},
-    g_split_wg64_calls{0}, g_split_rs_calls{0}, g_split_cluster_calls{0}, g_split_overlap_calls{0}; /* gdn_cuda_split_stats */
+    g_split_wg64_calls{0}, g_split_rs_calls{0}, g_split_cluster_calls{0},
+    g_split_overlap_calls{0}; /* gdn_cuda_split_stats, gdn_cuda_split_cluster_calls, gdn_cuda_split_overlap_calls */
 
 /* Does the call take the two-pass kernels (chunk_tc's calls, a dense or packed batch of 16-bit activations
    with 16-byte rows, N <= 65535)? */

@@ -49,7 +49,7 @@ void gdn_cuda_split_stats(long long *calls, long long *groups, long long *wg_cal
  * (GDN_CUDA_RS_CLUSTER=1, one stage, an even number of 64-row tiles). */
 long long gdn_cuda_split_cluster_calls(void);
 /* Tests: the two-pass calls whose passes overlapped (the prep persistent, the state pass waiting on its
- * items' flags; chunked_split.cuh, sp_flag_wait). */
+ * items' flags; chunked_split.cuh, sp_item_flag). */
 long long gdn_cuda_split_overlap_calls(void);
 
 /* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),

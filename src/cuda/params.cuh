@@ -106,11 +106,11 @@ typedef struct gdn_cuda_params {
     int rs_cluster;     /* its one-stage form in clusters of a head's two row tiles where Dv allows (1; else 0) */
     int prep_vpc;       /* their prep pass's value heads per CTA: ratio or 1, set by the launcher from the
                            caller's 1 (per key head: ratio), 0 (per value head: 1) or -1 (by the grid) */
-    unsigned *sp_flags; /* the prep and state passes overlapped (chunked_split.cuh, sp_flag_wait): the words
+    unsigned *sp_flags; /* the prep and state passes overlapped (chunked_split.cuh, sp_item_flag): the words
                            [generation, finished state CTAs, one flag per prep item]; NULL: in stream order */
     int64_t sp_flag_words; /* their number (the backend's buffer; the launcher overlaps a call it covers) */
     int prep_overlap;      /* the caller's choice: 0 never, 1 where it pays (the default), 2 wherever it applies */
-    int prep_ctas;         /* the overlapped prep's persistent grid (0: one CTA per SM) */
+    int prep_ctas;         /* the overlapped prep's persistent grid (0: a CTA on each SM the state pass leaves) */
     int64_t prep_gx;       /* the prep's item grid: chunks (a packed batch: chunk slots), */
     int prep_gy;           /*   key heads x value-head groups, and sequences (n1 - n0) */
     gdn_cuda_words *words;
