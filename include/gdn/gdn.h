@@ -396,7 +396,10 @@ typedef struct gdn_tensors {
  * context allocates and keeps: 33 KB per 64 tokens and value head of a call, at most 2 GiB
  * (environment GDN_CUDA_CHUNK_WS_MB, read at context creation; a larger call runs in groups of
  * sequences). A call captured into a graph before the context has a large enough workspace runs a
- * slower chunked kernel: make the largest call once before capturing, here too.
+ * slower chunked kernel: make the largest call once before capturing, here too. Small batches (H200:
+ * one sequence of the Qwen3.6 layer from 2048 tokens) also use 4 bytes per 64 tokens and value head
+ * of flags, with which the chunked kernels overlap; the call that first needs more of them waits for
+ * the stream once, and one captured before they exist runs the kernels in turn.
  */
 GDN_API gdn_status gdn_forward(gdn_context *ctx, const gdn_problem *problem, const gdn_batch *batch,
                                const gdn_tensors *tensors);
