@@ -608,6 +608,11 @@ static int64_t chunk_split_min_floats(const gdn_cuda_params *p)
     return p->cu ? chunk_split_ws_floats(p) : chunk_split_seq_floats(p);
 }
 
+/* chunked_rs.cuh's state CTAs for n sequences of the call (a CTA per value head and RS_ROWS state rows). */
+static int64_t rs_state_ctas(const gdn_cuda_params *p, int64_t n)
+{
+    return p->Hv * ((p->Dv + RS_ROWS - 1) / RS_ROWS) * n;
+}
 /* The prep's item grid along x: chunks, or a packed batch's chunk slots (sp_varlen_slot). */
 static int64_t chunk_split_prep_x(const gdn_cuda_params *p)
 {
@@ -619,7 +624,7 @@ static int64_t chunk_split_prep_x(const gdn_cuda_params *p)
 static int64_t chunk_split_flag_words(const gdn_cuda_params *p, int num_sms)
 {
     if (!chunk_split_ok(p) || p->split_wg != 2 || p->T <= 0 ||
-        p->Hv * ((p->Dv + RS_ROWS - 1) / RS_ROWS) * p->N > (int64_t)num_sms)
+        rs_state_ctas(p, p->N) > (int64_t)num_sms)
         return 0;
     return 2 + chunk_split_prep_x(p) * p->Hv * (p->cu ? 1 : p->N);
 }
@@ -730,7 +735,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
         /* a batch in several groups: groups whose one-stage state grids fill whole waves of the SMs' CTA slots
            (two per SM), where that keeps one wave at least (H200, B=64 T=4096 at the default cap: 29 sequences
            per group took 8 + 8 + 2 waves of the state pass, 28 take 7 + 7 + 2) */
-        const int64_t per = (int64_t)p.Hv * ((p.Dv + RS_ROWS - 1) / RS_ROWS), slots = 2 * (int64_t)num_sms;
+        const int64_t per = rs_state_ctas(&p, 1), slots = 2 * (int64_t)num_sms;
         const int64_t fit = group * per / slots * slots / per;
         if (fit >= 1)
             group = fit;
@@ -756,7 +761,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
        computes) once its grid takes more than one wave of the SMs, else two (B=64 T=4096: 7.29 against 7.83
        ms; B=1 T=4096: 268 against 219 us; docs/PERF.md, session 11) */
     const int ns = p.rs_stages ? p.rs_stages
-                               : p.Hv * ((p.Dv + RS_ROWS - 1) / RS_ROWS) * (p.N < group ? p.N : group) > num_sms ? 1 : 2;
+                               : rs_state_ctas(&p, p.N < group ? p.N : group) > num_sms ? 1 : 2;
     /* with two stages a producer warp issues the copies (B=1 T=4096: the state pass 122 -> 102 us; two CTAs per
        SM leave no registers for it) */
     const int pw = rs && ns == 2;
@@ -775,10 +780,10 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     p.prep_gx = chunk_split_prep_x(&p);
     p.prep_gy = p.Hk * (p.ratio / p.prep_vpc);
     const int64_t items = p.prep_gx * p.prep_gy * (p.cu ? 1 : p.N);
-    const int64_t sgrid = p.Hv * ((p.Dv + RS_ROWS - 1) / RS_ROWS) * p.N;
-    const int64_t pctas = p.prep_ctas > 0 ? p.prep_ctas : num_sms - sgrid; /* the SMs the state pass leaves */
-    const bool ovl = pw && p.prep_overlap && p.sp_flags && cfg.numAttrs > 0 && group >= p.N && p.T > 0 &&
-                     2 + items <= p.sp_flag_words && pctas >= num_sms / 4 &&
+    const int64_t pctas = p.prep_ctas > 0 ? p.prep_ctas : num_sms - rs_state_ctas(&p, p.N); /* the SMs it leaves */
+    /* (p.sp_flags: the backend's words, given only with p.prep_overlap and tokens, chunk_split_flag_words) */
+    const bool ovl = pw && p.sp_flags && cfg.numAttrs > 0 && group >= p.N && 2 + items <= p.sp_flag_words &&
+                     pctas >= num_sms / 4 &&
                      (p.prep_overlap == 2 || items >= 2 * SP_GROUPS * pctas);
     if (!ovl)
         p.sp_flags = NULL;
@@ -794,7 +799,6 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     if (e != cudaSuccess)
         return e;
     p.early_trigger = 0;
-    cfg.blockDim = dim3(TC_THREADS, 1, 1);
     /* the sequences in groups whose blocks fit the workspace (each pair of launches waits for the previous
        pair: griddepcontrol.wait before any write) */
     g_split_calls++;
@@ -834,7 +838,6 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
         e = rs   ? cudaLaunchKernelEx(&ccfg, state_rs, p, rmaps)
             : wg ? cudaLaunchKernelEx(&cfg, state_wg, p, maps)
                  : cudaLaunchKernelEx(&cfg, state, p);
-        cfg.blockDim = dim3(TC_THREADS, 1, 1);
         if (e != cudaSuccess)
             return e;
     }
