@@ -844,6 +844,89 @@ static void m_stride(err_fixture *f)
     f->t.capture.slots_stride = f->th.capture.slots_stride = 2; /* sequence 2 has 3 tokens */
 }
 
+/* The overlapped chunked passes' bounded wait (chunked_split.cuh, sp_flag_wait_warp): with
+   GDN_CUDA_PREP_OVERLAP=3 the prep never flags its first item, so the state pass waits out its bound (4 s),
+   records the internal error and goes on. gdn_forward returns SUCCESS, gdn_context_synchronize returns INTERNAL
+   with a message that names the wait, the next synchronize SUCCESS. Where the passes cannot overlap (no sm_90,
+   programmatic launches off) the call just succeeds. */
+static void run_prep_wait(void)
+{
+    enum { T = 128, HV = 2, D = 64 };
+    const char *was = getenv("GDN_CUDA_PREP_OVERLAP"), *pdl = getenv("GDN_CUDA_PDL");
+    char keep[16] = "";
+    if (was)
+        snprintf(keep, sizeof keep, "%s", was);
+    setenv("GDN_CUDA_PREP_OVERLAP", "3", 1);
+    gdn_context *ctx = NULL;
+    gdn_context_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GDN_BACKEND_CUDA;
+    const gdn_status cs = gdn_context_create(&d, &ctx);
+    if (was)
+        setenv("GDN_CUDA_PREP_OVERLAP", keep, 1);
+    else
+        unsetenv("GDN_CUDA_PREP_OVERLAP");
+    const size_t nqk = (size_t)T * D, nv = (size_t)T * HV * D, ng = (size_t)T * HV, ns = (size_t)HV * D * D;
+    uint16_t *q = (uint16_t *)gdn_cuda_malloc(nqk * 2), *k = (uint16_t *)gdn_cuda_malloc(nqk * 2);
+    uint16_t *v = (uint16_t *)gdn_cuda_malloc(nv * 2), *o = (uint16_t *)gdn_cuda_malloc(nv * 2);
+    float *g = (float *)gdn_cuda_malloc(ng * 4), *be = (float *)gdn_cuda_malloc(ng * 4);
+    float *pool = (float *)gdn_cuda_malloc(ns * 4);
+    if (cs != GDN_STATUS_SUCCESS || !q || !k || !v || !o || !g || !be || !pool || gdn_cuda_memset(q, 0, nqk * 2) ||
+        gdn_cuda_memset(k, 0, nqk * 2) || gdn_cuda_memset(v, 0, nv * 2) || gdn_cuda_memset(g, 0, ng * 4) ||
+        gdn_cuda_memset(be, 0, ng * 4) || gdn_cuda_memset(pool, 0, ns * 4)) {
+        EXPECT(0, "prep wait: setup failed (%s)", gdn_last_error(NULL));
+    } else {
+        gdn_problem p;
+        memset(&p, 0, sizeof p);
+        p.num_k_heads = 1;
+        p.num_v_heads = HV;
+        p.k_dim = p.v_dim = D;
+        p.qk_l2norm = 1;
+        p.dtype = p.out_dtype = GDN_DTYPE_BF16;
+        p.algo = GDN_ALGO_CHUNKED;
+        gdn_batch b;
+        memset(&b, 0, sizeof b);
+        b.batch_size = 1;
+        b.seq_len = T;
+        gdn_tensors t;
+        memset(&t, 0, sizeof t);
+        const int64_t sq[4] = {1, T, 1, D}, sv[4] = {1, T, HV, D}, sg[3] = {1, T, HV}, sp[4] = {1, HV, D, D};
+        t.q = gdn_tensor_contiguous(q, 4, sq);
+        t.k = gdn_tensor_contiguous(k, 4, sq);
+        t.v = gdn_tensor_contiguous(v, 4, sv);
+        t.out = gdn_tensor_contiguous(o, 4, sv);
+        t.g = gdn_tensor_contiguous(g, 3, sg);
+        t.beta = gdn_tensor_contiguous(be, 3, sg);
+        t.state.pool = gdn_tensor_contiguous(pool, 4, sp);
+        const double t0 = now();
+        gdn_status st = gdn_forward(ctx, &p, &b, &t);
+        EXPECT(st == GDN_STATUS_SUCCESS, "prep wait: gdn_forward returned %s (%s)", gdn_status_string(st),
+               gdn_last_error(ctx));
+        st = gdn_context_synchronize(ctx);
+        const double waited = now() - t0;
+        const int overlap = g_sm90 && !(pdl && pdl[0] == '0');
+        printf("prep wait: synchronize %s after %.1f s: %s\n", gdn_status_string(st), waited,
+               st == GDN_STATUS_SUCCESS ? "" : gdn_last_error(ctx));
+        if (overlap) {
+            EXPECT(st == GDN_STATUS_INTERNAL && strstr(gdn_last_error(ctx), "waited") != NULL,
+                   "prep wait: synchronize returned %s (%s)", gdn_status_string(st), gdn_last_error(ctx));
+            EXPECT(waited >= 3.5, "prep wait: the error came after %.1f s, before the 4 s bound", waited);
+            EXPECT(gdn_context_synchronize(ctx) == GDN_STATUS_SUCCESS, "prep wait: the error was not cleared");
+        } else {
+            EXPECT(st == GDN_STATUS_SUCCESS, "prep wait: synchronize returned %s without the overlap (%s)",
+                   gdn_status_string(st), gdn_last_error(ctx));
+        }
+    }
+    gdn_cuda_free(q);
+    gdn_cuda_free(k);
+    gdn_cuda_free(v);
+    gdn_cuda_free(o);
+    gdn_cuda_free(g);
+    gdn_cuda_free(be);
+    gdn_cuda_free(pool);
+    gdn_context_destroy(ctx);
+}
+
 static void run_errors(void)
 {
     static const bad_case BAD[] = {
@@ -2150,6 +2233,7 @@ int main(int argc, char **argv)
         const long long k0 = gdn_cuda_split_cluster_calls(), o0 = gdn_cuda_split_overlap_calls();
 #endif
         run_split(0, 3);
+        run_prep_wait();
 #ifdef GDN_HAVE_CUDA
         { /* the cluster form where asked for (one stage, the Qwen layer's Dv = 128: two tiles), else never */
             const char *cl = getenv("GDN_CUDA_RS_CLUSTER"), *ns = getenv("GDN_CUDA_RS_STAGES");
@@ -2231,6 +2315,8 @@ int main(int argc, char **argv)
             else
                 unsetenv("GDN_CUDA_PREP_OVERLAP");
         }
+        if (!sanitize) /* the overlap's bounded wait (4 s) */
+            run_prep_wait();
         for (int i = 0; i < 2; i++) {
             const char *var = i ? "GDN_CUDA_CHUNK_WS_MB" : "GDN_CUDA_CHUNK_SPLIT";
             if (was[i])

@@ -49,7 +49,8 @@ struct gdn_cuda_context {
     int ws_nold;
     int prep_overlap;            /* GDN_CUDA_PREP_OVERLAP (tests, measurements): 0 = the two passes in stream
                                     order; 1 (default) = overlapped where it pays (chunked_split.cuh); 2 = also
-                                    on calls too short for it to pay (tests) */
+                                    on calls too short for it to pay (tests); 3 = as 2, the prep's first item
+                                    never flagged (tests of the state pass's bounded wait) */
     int prep_ctas;               /* GDN_CUDA_PREP_CTAS (tuning): the overlapped prep's CTAs; 0 = one on each
                                     SM the state pass leaves */
     unsigned *flags;             /* the overlap's words (chunked_split.cuh, sp_item_flag), zeroed when made,
@@ -152,7 +153,7 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     const char *share = getenv("GDN_CUDA_PREP_SHARE"); /* tests: the prep pass per key head (1) or value head (0) */
     c->prep_share = share && share[0] == '0' ? 0 : share && share[0] == '1' ? 1 : -1;
     const char *ovl = getenv("GDN_CUDA_PREP_OVERLAP"); /* tests: 0 = the two passes in stream order */
-    c->prep_overlap = ovl && ovl[0] == '0' ? 0 : ovl && ovl[0] == '2' ? 2 : 1;
+    c->prep_overlap = ovl && ovl[0] == '0' ? 0 : ovl && ovl[0] == '2' ? 2 : ovl && ovl[0] == '3' ? 3 : 1;
     const char *pctas = getenv("GDN_CUDA_PREP_CTAS"); /* tuning: the overlapped prep's CTAs */
     c->prep_ctas = pctas && atoi(pctas) > 0 && atoi(pctas) < (1 << 20) ? atoi(pctas) : 0;
     c->sm90 = major == 9;
@@ -577,6 +578,12 @@ static void error_message(const gdn_cuda_error *x, char *err, size_t err_len)
         break;
     case GDN_CUDA_ERR_WRITE_CONFLICT: conflict_message(msg, sizeof msg, "state.write_slots", x); break;
     case GDN_CUDA_ERR_CAP_CONFLICT: conflict_message(msg, sizeof msg, "capture.slots", x); break;
+    case GDN_CUDA_ERR_PREP_WAIT:
+        snprintf(err, err_len, "internal error: the chunked prefill's state pass waited %.0f s for its prep pass "
+                 "(value head %lld, chunk %lld: flag %lld, wanted %lld) and went on without it: the outputs and "
+                 "final states of that call are not valid",
+                 (double)SP_WAIT_NS * 1e-9, (long long)x->seq, i, o, v);
+        return;
     default: snprintf(msg, sizeof msg, "unknown device error code %d", (int)x->code); break;
     }
     snprintf(err, err_len, "%s (found on the device; the call that held it wrote nothing)", msg);
@@ -602,7 +609,7 @@ gdn_status gdn_cuda_synchronize(gdn_cuda_context *c, char *err, size_t err_len)
         return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_context_synchronize: clearing the error word", e);
     }
     error_message(&x, err, err_len);
-    return GDN_STATUS_INVALID_ARGUMENT;
+    return x.code == GDN_CUDA_ERR_PREP_WAIT ? GDN_STATUS_INTERNAL : GDN_STATUS_INVALID_ARGUMENT;
 }
 
 /* --- helpers ------------------------------------------------------------------------------ */

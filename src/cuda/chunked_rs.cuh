@@ -426,7 +426,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                 f0 += !sb;
                 f1 += sb;
                 if (ovl) /* the chunk's prep item, the whole warp waiting (converged) */
-                    sp_flag_wait_warp(sp_item_flag(P, px + c, py, pz), gen + 1u);
+                    sp_flag_wait_warp(P, sp_item_flag(P, px + c, py, pz), gen + 1u, h, c);
                 if (lane == 0)
                     rs_issue_stage<DKP>(M, rs_stage<DKP>(base + sb * SB), wsn + (int64_t)c * SP_WSB, b,
                                         t0 + (int64_t)c * TC_C, hk, h, r0, &full[sb]);

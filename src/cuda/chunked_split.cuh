@@ -185,12 +185,40 @@ __device__ __forceinline__ void sp_st_release(unsigned *p, unsigned v)
 }
 /* Wait (a whole warp, converged: lane 0 polls, the warp loops on its answer) until flag f reads want; then the
    workspace the item wrote may be read, by tensor or bulk copies too (the proxy fence orders the acquire before
-   the warp's later async-proxy reads). */
-__device__ __forceinline__ void sp_flag_wait_warp(const unsigned *f, unsigned want)
+   the warp's later async-proxy reads). A wait past SP_WAIT_NS (by the global timer; it cannot happen unless
+   something is broken: every prep CTA runs while this one waits) records GDN_CUDA_ERR_PREP_WAIT in the
+   context's words, for gdn_context_synchronize to report, and goes on: the call ends, its results not valid,
+   rather than the GPU hanging. h, c: the value head and chunk, for the record. */
+__device__ __forceinline__ void sp_flag_wait_warp(const gdn_cuda_params &P, const unsigned *f, unsigned want, int h,
+                                                  int64_t c)
 {
     const bool l0 = (threadIdx.x & 31) == 0;
-    while (!__shfl_sync(0xffffffffu, l0 && sp_ld_acquire(f) == want, 0))
-        __nanosleep(64);
+    if (!__shfl_sync(0xffffffffu, l0 && sp_ld_acquire(f) == want, 0)) {
+        uint64_t t0 = 0;
+        if (l0)
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        for (;;) {
+            __nanosleep(64);
+            unsigned have = 0u;
+            bool late = false;
+            if (l0) {
+                uint64_t t;
+                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+                have = sp_ld_acquire(f);
+                late = have != want && t - t0 > SP_WAIT_NS;
+                if (late && atomicCAS(&P.words->first.code, GDN_CUDA_ERR_NONE, GDN_CUDA_ERR_PREP_WAIT) ==
+                                GDN_CUDA_ERR_NONE) {
+                    P.words->first.sub = 0;
+                    P.words->first.index = c;
+                    P.words->first.value = want;
+                    P.words->first.seq = h;
+                    P.words->first.other = have;
+                }
+            }
+            if (__shfl_sync(0xffffffffu, l0 && (have == want || late), 0))
+                break;
+        }
+    }
     asm volatile("fence.proxy.async.global;" ::: "memory");
 }
 /* The barrier of a prep item's 256 threads: the CTA's (NG = 1), or named barrier 1 + grp of the NG groups of
@@ -784,7 +812,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     /* (p.sp_flags: the backend's words, given only with p.prep_overlap and tokens, chunk_split_flag_words) */
     const bool ovl = pw && p.sp_flags && cfg.numAttrs > 0 && group >= p.N && 2 + items <= p.sp_flag_words &&
                      pctas >= num_sms / 4 &&
-                     (p.prep_overlap == 2 || items >= 2 * SP_GROUPS * pctas);
+                     (p.prep_overlap >= 2 || items >= 2 * SP_GROUPS * pctas);
     if (!ovl)
         p.sp_flags = NULL;
     const fn_t prep = ovl ? chunk_split_prep_persistent_kernel<DKP, F16> : chunk_split_prep_kernel<DKP, F16>;

@@ -36,8 +36,14 @@ enum gdn_cuda_err_code {
     GDN_CUDA_ERR_CAP_RANGE = 8,     /* capture.slots[i] >= capture slots */
     GDN_CUDA_ERR_WRITE_CONFLICT = 9,
     GDN_CUDA_ERR_CAP_CONFLICT = 10,
-    GDN_CUDA_ERR_NUM_TOKENS = 11    /* batch.num_tokens[n] < 0 or > sequence n's length */
+    GDN_CUDA_ERR_NUM_TOKENS = 11,   /* batch.num_tokens[n] < 0 or > sequence n's length */
+    GDN_CUDA_ERR_PREP_WAIT = 12     /* internal: the overlapped state pass gave up waiting for a prep item
+                                       (chunked_split.cuh, sp_flag_wait_warp): index the chunk, seq the value
+                                       head, value the flag wanted, other the flag found */
 };
+
+#define SP_WAIT_NS 4000000000ull /* the overlapped state pass's bound on a wait for a prep item: 4 s (an item
+                                    takes microseconds); past it GDN_CUDA_ERR_PREP_WAIT */
 
 /* Device words of a context: the per-call flag the compute kernel reads, and the sticky record. */
 typedef struct gdn_cuda_words {
@@ -109,7 +115,8 @@ typedef struct gdn_cuda_params {
     unsigned *sp_flags; /* the prep and state passes overlapped (chunked_split.cuh, sp_item_flag): the words
                            [generation, finished state CTAs, one flag per prep item]; NULL: in stream order */
     int64_t sp_flag_words; /* their number (the backend's buffer; the launcher overlaps a call it covers) */
-    int prep_overlap;      /* the caller's choice: 0 never, 1 where it pays (the default), 2 wherever it applies */
+    int prep_overlap;      /* the caller's choice: 0 never, 1 where it pays (the default), 2 wherever it applies,
+                              3 as 2 with the first item's flag never set (tests of sp_flag_wait_warp's bound) */
     int prep_ctas;         /* the overlapped prep's persistent grid (0: a CTA on each SM the state pass leaves) */
     int64_t prep_gx;       /* the prep's item grid: chunks (a packed batch: chunk slots), */
     int prep_gy;           /*   key heads x value-head groups, and sequences (n1 - n0) */
