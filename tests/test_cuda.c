@@ -848,7 +848,7 @@ static void m_stride(err_fixture *f)
    GDN_CUDA_PREP_OVERLAP=3 the prep never flags its first item, so the state pass waits out its bound (4 s),
    records the internal error and goes on. gdn_forward returns SUCCESS, gdn_context_synchronize returns INTERNAL
    with a message that names the wait, the next synchronize SUCCESS. Where the passes cannot overlap (no sm_90,
-   programmatic launches off) the call just succeeds. */
+   programmatic launches off, GDN_CUDA_RS_STAGES=1: no producer warp) the call just succeeds. */
 static void run_prep_wait(void)
 {
     enum { T = 128, HV = 2, D = 64 };
@@ -899,12 +899,22 @@ static void run_prep_wait(void)
         t.beta = gdn_tensor_contiguous(be, 3, sg);
         t.state.pool = gdn_tensor_contiguous(pool, 4, sp);
         const double t0 = now();
+#ifdef GDN_HAVE_CUDA
+        const long long o0 = gdn_cuda_split_overlap_calls();
+#endif
         gdn_status st = gdn_forward(ctx, &p, &b, &t);
+        long long ovl = 0; /* the call took the overlap */
+#ifdef GDN_HAVE_CUDA
+        ovl = gdn_cuda_split_overlap_calls() - o0;
+#endif
         EXPECT(st == GDN_STATUS_SUCCESS, "prep wait: gdn_forward returned %s (%s)", gdn_status_string(st),
                gdn_last_error(ctx));
         st = gdn_context_synchronize(ctx);
         const double waited = now() - t0;
-        const int overlap = g_sm90 && !(pdl && pdl[0] == '0');
+        /* where the overlap applies (sm_90, programmatic launches, the producer warp's stages) it must be taken */
+        const char *stages = getenv("GDN_CUDA_RS_STAGES");
+        const int overlap = g_sm90 && !(pdl && pdl[0] == '0') && !(stages && stages[0] == '1');
+        EXPECT(overlap == (ovl > 0), "prep wait: the call %s the overlap", ovl > 0 ? "took" : "did not take");
         printf("prep wait: synchronize %s after %.1f s: %s\n", gdn_status_string(st), waited,
                st == GDN_STATUS_SUCCESS ? "" : gdn_last_error(ctx));
         if (overlap) {

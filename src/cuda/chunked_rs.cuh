@@ -520,9 +520,17 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             for (int kk = 0; kk < NK; kk++)
                 rs_bf16_n64<0>(y, sa[kk], rs_desc_sw128(st.Q + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u), kk);
             rs_commit();
+            { /* gl S for the update, off the chain while D^T runs (placed while X^T runs, it made ptxas serialize
+                 every wgmma: C7518) */
+                const float gl = st.sc[4 * TC_C];
+#pragma unroll
+                for (int q = 0; q < DKP / 2; q++)
+                    s[q] *= gl;
+                wg_fence_acc(s);
+            }
             rs_wait<1>(); /* D^T */
             wg_fence_acc(d);
-            /* cf D^T (bf16, the update's A fragments: k16 block kk = tokens 16 kk ..) and gl S, for the update;
+            /* cf D^T (bf16, the update's A fragments: k16 block kk = tokens 16 kk ..), for the update;
                then D^T (tf32, the outputs' A fragments, as R^T's) and Y^T diag(sq) while it runs */
             unsigned da[4][4], dt[8][4];
 #pragma unroll
@@ -534,11 +542,6 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                 da[kk][2] = sp_bf2(c1.x * d[8 * kk + 4], c1.y * d[8 * kk + 5]);
                 da[kk][3] = sp_bf2(c1.x * d[8 * kk + 6], c1.y * d[8 * kk + 7]);
             }
-            const float gl = st.sc[4 * TC_C];
-#pragma unroll
-            for (int q = 0; q < DKP / 2; q++)
-                s[q] *= gl;
-            wg_fence_acc(s);
             wg_fence();
             /* S' = gl S + (cf D^T) K (B: the k boxes MN-major, 16 tokens = 2048 bytes per k16) */
 #pragma unroll
