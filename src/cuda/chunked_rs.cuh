@@ -135,11 +135,15 @@ __device__ __forceinline__ void rs_commit()
 #endif
 }
 
-/* Matrix descriptor of a 128-byte-swizzled operand (1024-byte aligned atoms of 8 rows of 128 bytes): the byte
-   offsets between atoms along the leading (lbo) and the stride (sbo) dimension; layout type 1 (bits 62-63). */
-__device__ __forceinline__ uint64_t rs_desc_sw128(const void *p, unsigned lbo, unsigned sbo)
+/* A matrix descriptor at byte offset off (a multiple of 16) into a stage whose shared-memory address, in 16-byte
+   units, is sd: leading and stride byte offsets lbo and sbo (with the 128-byte swizzle, sw: between 1024-byte
+   atoms of 8 rows of 128 bytes), layout type 1 (bits 62-63) where sw. The bits of wg_desc plus the layout type
+   (shared addresses masked to 18 bits are below 2^18, so sd + off / 16 stays within the 14-bit field), with the
+   stage's address converted once per chunk: from a generic pointer per product, the conversion and masks took
+   7 instructions per wgmma, about a fifth of the compute warps' instructions (SASS, session 15). */
+__device__ __forceinline__ uint64_t rs_desc(unsigned sd, unsigned off, unsigned lbo, unsigned sbo, bool sw)
 {
-    return wg_desc(p, lbo, sbo) | (1ull << 62);
+    return (uint64_t)(sd + (off >> 4) + ((lbo >> 4) << 16)) | ((uint64_t)((sbo >> 4) | (sw ? 1u << 30 : 0u)) << 32);
 }
 /* Which descriptor offset steps between the 64-column atoms of an MN-major operand (tests/probe_sm90.cu
    sw128 mnb): the leading one. */
@@ -184,6 +188,11 @@ struct rs_stage {
         P = T + TC_C * TC_C;
         sc = P + TC_C * TC_C / 2; /* P: bf16 */
     }
+};
+/* The byte offsets of a stage's pieces (rs_stage's layout). */
+template <int DKP>
+struct rs_off {
+    static constexpr unsigned K = 0, Q = TC_C * DKP * 2, V = 2 * Q, T = V + TC_C * RS_ROWS * 2, P = T + TC_C * TC_C * 4;
 };
 /* The tensor maps of the k, q and v rows: boxes of 64 columns x 1 head x C tokens x 1, 128-byte swizzle. */
 struct rs_maps {
@@ -351,6 +360,9 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     /* 1024-byte aligned (the swizzle's atoms), by an offset from the shared array: the compiler keeps its
        accesses shared-memory ones */
     unsigned char *base = rs_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(rs_raw) & 1023u)) & 1023u);
+    /* its shared-memory address (masked as wg_desc masks: in a cluster the CTA's window sets higher bits) */
+    const unsigned sbase = (unsigned)__cvta_generic_to_shared(base) & 0x3ffffu;
+    using O = rs_off<DKP>;
     float *Os = (float *)(base + NS * SB);         /* the outputs, [C][RS_LDO] */
     uint64_t *full = (uint64_t *)(Os + TC_C * RS_LDO); /* a stage has landed */
     uint64_t *empty = full + 2;                        /* PW: the compute threads are done with a stage; CL: both
@@ -450,6 +462,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
             const int sb = c % NS; /* the stage's buffer */
             const rs_stage<DKP> st(base + sb * SB);
+            const unsigned sd = (sbase + sb * SB) >> 4; /* the stage's address for the descriptors (rs_desc) */
             wg_mbar_wait(&full[sb], (phase >> sb) & 1u);
             phase ^= 1u << sb;
             if (nt < TC_C) { /* a sequence's last, short chunk: k and v rows past its tokens to zero (they may
@@ -476,7 +489,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             wg_fence();
 #pragma unroll
             for (int kk = 0; kk < NK; kk++)
-                rs_bf16_n64<0>(x, sa[kk], rs_desc_sw128(st.K + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u), kk);
+                rs_bf16_n64<0>(x, sa[kk], rs_desc(sd, O::K + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u, true), kk);
             rs_commit();
             /* meanwhile V^T in fragment order: matrix (j, hf) = tokens 8 j .., state rows 16 w + 8 hf ..; lane L
                addresses row L % 8 of matrix L / 8 of each x4 (two j, two hf) */
@@ -514,11 +527,11 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             wg_fence();
 #pragma unroll
             for (int j = 0; j < 8; j++)
-                rs_tf32_n64(d, ra[j], wg_desc(st.T + j * 2 * 32, 128u, 2048u), j);
+                rs_tf32_n64(d, ra[j], rs_desc(sd, O::T + j * 256, 128u, 2048u, false), j);
             rs_commit();
 #pragma unroll
             for (int kk = 0; kk < NK; kk++)
-                rs_bf16_n64<0>(y, sa[kk], rs_desc_sw128(st.Q + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u), kk);
+                rs_bf16_n64<0>(y, sa[kk], rs_desc(sd, O::Q + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u, true), kk);
             rs_commit();
             { /* gl S for the update, off the chain while D^T runs (placed while X^T runs, it made ptxas serialize
                  every wgmma: C7518) */
@@ -546,7 +559,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             /* S' = gl S + (cf D^T) K (B: the k boxes MN-major, 16 tokens = 2048 bytes per k16) */
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
-                rs_bf16_nk<DKP>(s, da[kk], rs_desc_sw128(st.K + kk * 2048, RS_MN_LBO, RS_MN_SBO));
+                rs_bf16_nk<DKP>(s, da[kk], rs_desc(sd, O::K + kk * 2048, RS_MN_LBO, RS_MN_SBO, true));
             rs_commit();
             /* D^T in bf16 (the outputs' A fragments, as cf D^T's without cf) */
 #pragma unroll
@@ -569,7 +582,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             /* O^T = Y^T diag(sq) + D^T P^T */
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) /* P bf16, the no-swizzle K-major core layout, 256 bytes per k16 */
-                rs_bf16_n64<0>(y, dt[kk], wg_desc((const unsigned char *)st.P + kk * 256, 128u, 1024u), 1);
+                rs_bf16_n64<0>(y, dt[kk], rs_desc(sd, O::P + kk * 256, 128u, 1024u, false), 1);
             rs_commit();
             rs_wait<0>();
             wg_fence_acc(s);
