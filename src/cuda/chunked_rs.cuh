@@ -150,10 +150,12 @@ __device__ __forceinline__ uint64_t rs_desc(unsigned sd, unsigned off, unsigned 
 #define RS_MN_LBO 8192u
 #define RS_MN_SBO 1024u
 
-/* A float as tf32 operand bits (rounded to nearest). */
+/* A float as tf32 operand bits: as it stands, the tensor cores reading the top 19 bits (rounded toward zero; a NaN
+   stays a NaN). cvt.rna.tf32.f32, to nearest, is three instructions (an infinity test, an add, a mask): 96 per
+   warp and chunk for R^T, an eighth of the compute warps' instructions (SASS, session 15). */
 __device__ __forceinline__ unsigned rs_tf32(float x)
 {
-    return __float_as_uint(tf32r(x));
+    return __float_as_uint(x);
 }
 
 /* The bytes a stage's copies bring: k, q, v (bf16), T (tf32), P (bf16, sp_store_p_pair), the scalars. */
