@@ -36,11 +36,15 @@
  *
  * Assumptions (launch_chunk_split_k): those of chunk_split_ok, bf16 activations, 32 < Dk <= 128 (padded to
  * 64 or 128), T < 2^31, tensor maps that encode, a compute capability 9.x device (the sm_90a code).
- * Accuracy: S, cf D^T, D^T and P rounded to bf16, R^T and T to tf32: Qwen layer T = 4096 output relative RMS
- * 3.11e-3 (session 12; slow decay 3.35e-3; with D^T P^T in tf32 2.61e-3 / 3.12e-3, at 5-12% more time).
- * H200, Qwen3.6 layer (docs/PERF.md, sessions 13, 14): B=1 T=4096 0.154 ms for both passes in turn (this one
- * 103 us), 0.139 ms overlapped (P.sp_flags: the producer warp waits for each chunk's prep item, and the pass
- * does not wait for the prep's completion; chunked_split.cuh, sp_item_flag); B=64 T=4096 6.2 ms.
+ * Accuracy: S, cf D^T, D^T and P rounded to bf16, T to tf32 (nearest, by the prep), R^T to tf32 toward zero
+ * (rs_tf32): Qwen layer T = 4096 output relative RMS 3.12e-3 (session 15; slow decay 3.37e-3, fast 2.92e-3;
+ * with D^T P^T in tf32 2.61e-3 / 3.12e-3, at 5-12% more time, session 12).
+ * H200, Qwen3.6 layer (docs/PERF.md, sessions 13-15): B=1 T=4096 0.154 ms for both passes in turn (this one
+ * 103 us, session 13), 0.132 ms overlapped (P.sp_flags: the producer warp waits for each chunk's prep item, and
+ * the pass does not wait for the prep's completion; chunked_split.cuh, sp_item_flag); B=64 T=4096 6.07 ms.
+ * The compute warps' instructions per chunk are the cost (one warp per scheduler, about 3 cycles each): the
+ * descriptors are made once per chunk (rs_desc) and R^T is not rounded (session 15). Every wgmma is kept out of
+ * flight across branches (loop edges, mbarrier waits): ptxas otherwise serializes all of them (C7518).
  */
 #ifndef GDN_CUDA_CHUNKED_RS_CUH
 #define GDN_CUDA_CHUNKED_RS_CUH
