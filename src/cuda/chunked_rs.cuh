@@ -154,8 +154,8 @@ __device__ __forceinline__ uint64_t rs_desc(unsigned sd, unsigned off, unsigned 
 #define RS_MN_LBO 8192u
 #define RS_MN_SBO 1024u
 
-/* A float as tf32 operand bits: as it stands, the tensor cores reading the top 19 bits (rounded toward zero; a NaN
-   stays a NaN). cvt.rna.tf32.f32, to nearest, is three instructions (an infinity test, an add, a mask): 96 per
+/* A float as tf32 operand bits: as it stands, the tensor cores reading the top 19 bits (rounded toward zero; the
+   canonical NaN that arithmetic makes, 0x7fffffff, stays a NaN). cvt.rna.tf32.f32, to nearest, is three instructions (an infinity test, an add, a mask): 96 per
    warp and chunk for R^T, an eighth of the compute warps' instructions (SASS, session 15). */
 __device__ __forceinline__ unsigned rs_tf32(float x)
 {
@@ -178,6 +178,11 @@ __host__ __device__ constexpr int split_state_rs_smem_bytes(int dkp, int ns)
 {
     return ns * rs_stage_bytes(dkp) + TC_C * RS_LDO * 4 + 32 + 1024;
 }
+/* The byte offsets of a stage's pieces (rs_stage's pointers; rs_desc's offsets). */
+template <int DKP>
+struct rs_off {
+    static constexpr unsigned K = 0, Q = TC_C * DKP * 2, V = 2 * Q, T = V + TC_C * RS_ROWS * 2, P = T + TC_C * TC_C * 4;
+};
 /* One stage (shared memory, 1024-byte aligned): k, q as DKP / 64 boxes of [C][64] bf16 each (128-byte
    swizzle), the v tile [C][64] likewise, T (tf32, the prep's permuted core layout), P (bf16 core layout), the
    scalars. */
@@ -187,18 +192,14 @@ struct rs_stage {
     float *T, *P, *sc;
     __device__ rs_stage(unsigned char *base)
     {
-        K = base;
-        Q = K + TC_C * DKP * 2;
-        V = Q + TC_C * DKP * 2;
-        T = (float *)(V + TC_C * RS_ROWS * 2);
-        P = T + TC_C * TC_C;
+        using O = rs_off<DKP>;
+        K = base + O::K;
+        Q = base + O::Q;
+        V = base + O::V;
+        T = (float *)(base + O::T);
+        P = (float *)(base + O::P);
         sc = P + TC_C * TC_C / 2; /* P: bf16 */
     }
-};
-/* The byte offsets of a stage's pieces (rs_stage's layout). */
-template <int DKP>
-struct rs_off {
-    static constexpr unsigned K = 0, Q = TC_C * DKP * 2, V = 2 * Q, T = V + TC_C * RS_ROWS * 2, P = T + TC_C * TC_C * 4;
 };
 /* The tensor maps of the k, q and v rows: boxes of 64 columns x 1 head x C tokens x 1, 128-byte swizzle. */
 struct rs_maps {
