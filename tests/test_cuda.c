@@ -80,6 +80,44 @@ static gdn_backend g_backend = GDN_BACKEND_CUDA;
 static int g_sm90; /* device 0 has compute capability 9.x (the wgmma kernels run) */
 static int g_sms;  /* device 0's SM count (0: unknown) */
 
+/* An environment variable set for a while (the backend reads its tuning variables at context creation): its
+   earlier value kept, put back by env_restore. */
+typedef struct {
+    const char *name;
+    int had;
+    char value[64];
+} env_saved;
+static env_saved env_keep(const char *name)
+{
+    env_saved e = {name, 0, ""};
+    const char *was = getenv(name);
+    if (was) {
+        e.had = 1;
+        snprintf(e.value, sizeof e.value, "%s", was);
+    }
+    return e;
+}
+static env_saved env_set(const char *name, const char *value)
+{
+    const env_saved e = env_keep(name);
+    setenv(name, value, 1);
+    return e;
+}
+static void env_restore(const env_saved *e)
+{
+    if (e->had)
+        setenv(e->name, e->value, 1);
+    else
+        unsetenv(e->name);
+}
+/* Can the chunked prefill's two passes overlap in this process (chunked_split.cuh, sp_item_flag): sm_90,
+   programmatic launches, the register-sourced pass's producer warp (not GDN_CUDA_RS_STAGES=1)? */
+static int overlap_applies(void)
+{
+    const char *pdl = getenv("GDN_CUDA_PDL"), *ns = getenv("GDN_CUDA_RS_STAGES");
+    return g_sm90 && !(pdl && pdl[0] == '0') && !(ns && ns[0] == '1');
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -852,20 +890,13 @@ static void m_stride(err_fixture *f)
 static void run_prep_wait(void)
 {
     enum { T = 128, HV = 2, D = 64 };
-    const char *was = getenv("GDN_CUDA_PREP_OVERLAP"), *pdl = getenv("GDN_CUDA_PDL");
-    char keep[16] = "";
-    if (was)
-        snprintf(keep, sizeof keep, "%s", was);
-    setenv("GDN_CUDA_PREP_OVERLAP", "3", 1);
+    const env_saved ov = env_set("GDN_CUDA_PREP_OVERLAP", "3");
     gdn_context *ctx = NULL;
     gdn_context_desc d;
     memset(&d, 0, sizeof d);
     d.backend = GDN_BACKEND_CUDA;
     const gdn_status cs = gdn_context_create(&d, &ctx);
-    if (was)
-        setenv("GDN_CUDA_PREP_OVERLAP", keep, 1);
-    else
-        unsetenv("GDN_CUDA_PREP_OVERLAP");
+    env_restore(&ov);
     const size_t nqk = (size_t)T * D, nv = (size_t)T * HV * D, ng = (size_t)T * HV, ns = (size_t)HV * D * D;
     uint16_t *q = (uint16_t *)gdn_cuda_malloc(nqk * 2), *k = (uint16_t *)gdn_cuda_malloc(nqk * 2);
     uint16_t *v = (uint16_t *)gdn_cuda_malloc(nv * 2), *o = (uint16_t *)gdn_cuda_malloc(nv * 2);
@@ -911,9 +942,7 @@ static void run_prep_wait(void)
                gdn_last_error(ctx));
         st = gdn_context_synchronize(ctx);
         const double waited = now() - t0;
-        /* where the overlap applies (sm_90, programmatic launches, the producer warp's stages) it must be taken */
-        const char *stages = getenv("GDN_CUDA_RS_STAGES");
-        const int overlap = g_sm90 && !(pdl && pdl[0] == '0') && !(stages && stages[0] == '1');
+        const int overlap = overlap_applies(); /* where it applies, the call must take it */
         EXPECT(overlap == (ovl > 0), "prep wait: the call %s the overlap", ovl > 0 ? "took" : "did not take");
         printf("prep wait: synchronize %s after %.1f s: %s\n", gdn_status_string(st), waited,
                st == GDN_STATUS_SUCCESS ? "" : gdn_last_error(ctx));
@@ -2256,11 +2285,10 @@ int main(int argc, char **argv)
         }
         { /* the two passes overlapped (chunked_split.cuh, sp_item_flag) unless turned off: the small calls on the
              two-stage state pass (the Qwen layer's B = 1 cases, the packed batch) */
-            const char *ov = getenv("GDN_CUDA_PREP_OVERLAP"), *ns = getenv("GDN_CUDA_RS_STAGES"),
-                       *pdl = getenv("GDN_CUDA_PDL");
+            const char *ov = getenv("GDN_CUDA_PREP_OVERLAP");
             const long long o = gdn_cuda_split_overlap_calls() - o0;
             printf("chunk split rs: %lld calls with the passes overlapped\n", o);
-            if ((ov && ov[0] == '0') || (ns && ns[0] == '1') || (pdl && pdl[0] == '0') || !g_sm90)
+            if ((ov && ov[0] == '0') || !overlap_applies())
                 EXPECT(o == 0, "%lld calls overlapped, not asked for", o);
             else if (ov && ov[0] == '2') /* every small call: the Qwen layer's, the packed batch, ... */
                 EXPECT(o >= 3, "GDN_CUDA_PREP_OVERLAP=2: %lld calls with the passes overlapped", o);
@@ -2283,12 +2311,8 @@ int main(int argc, char **argv)
         time_conv();
     run_matrix(sanitize ? 40 : 240);
     if (g_backend == GDN_BACKEND_CUDA) { /* the chunked cases on each tensor-core form (read at context creation) */
-        char keep[2][32] = {"", ""};
-        const char *was[2] = {getenv("GDN_CUDA_CHUNK_SPLIT"), getenv("GDN_CUDA_CHUNK_WS_MB")};
-        for (int i = 0; i < 2; i++)
-            if (was[i])
-                snprintf(keep[i], sizeof keep[i], "%s", was[i]);
-        setenv("GDN_CUDA_CHUNK_SPLIT", "0", 1);
+        /* GDN_CUDA_CHUNK_WS_MB is set by run_capped and unset after it: put back as the caller had it */
+        const env_saved split = env_set("GDN_CUDA_CHUNK_SPLIT", "0"), ws = env_keep("GDN_CUDA_CHUNK_WS_MB");
         run_chunk_tc(sanitize, "chunk tc");
         setenv("GDN_CUDA_CHUNK_SPLIT", "1", 1);
         run_split(sanitize, 0);
@@ -2303,11 +2327,7 @@ int main(int argc, char **argv)
         run_split(sanitize, 3);
         { /* again with the two passes overlapped on every call where that applies (chunked_split.cuh,
              sp_item_flag), the small ones too: so that the sanitizer runs see the persistent prep and the flags */
-            const char *ov = getenv("GDN_CUDA_PREP_OVERLAP"), *pdl = getenv("GDN_CUDA_PDL");
-            char keep_ov[16] = "";
-            if (ov)
-                snprintf(keep_ov, sizeof keep_ov, "%s", ov);
-            setenv("GDN_CUDA_PREP_OVERLAP", "2", 1);
+            const env_saved ov = env_set("GDN_CUDA_PREP_OVERLAP", "2");
 #ifdef GDN_HAVE_CUDA
             const long long o0 = gdn_cuda_split_overlap_calls();
 #endif
@@ -2315,25 +2335,17 @@ int main(int argc, char **argv)
 #ifdef GDN_HAVE_CUDA
             const long long o = gdn_cuda_split_overlap_calls() - o0;
             printf("chunk split rs overlapped: %lld calls with the passes overlapped\n", o);
-            if (g_sm90 && !(pdl && pdl[0] == '0'))
+            if (overlap_applies())
                 EXPECT(o >= (sanitize ? 1 : 3), "GDN_CUDA_PREP_OVERLAP=2: %lld calls overlapped", o);
             else
-                EXPECT(o == 0, "%lld calls overlapped without sm_90 or programmatic launches", o);
+                EXPECT(o == 0, "%lld calls overlapped without sm_90, programmatic launches or the producer warp", o);
 #endif
-            if (ov)
-                setenv("GDN_CUDA_PREP_OVERLAP", keep_ov, 1);
-            else
-                unsetenv("GDN_CUDA_PREP_OVERLAP");
+            env_restore(&ov);
         }
         if (!sanitize) /* the overlap's bounded wait (4 s) */
             run_prep_wait();
-        for (int i = 0; i < 2; i++) {
-            const char *var = i ? "GDN_CUDA_CHUNK_WS_MB" : "GDN_CUDA_CHUNK_SPLIT";
-            if (was[i])
-                setenv(var, keep[i], 1);
-            else
-                unsetenv(var);
-        }
+        env_restore(&split);
+        env_restore(&ws);
     } else {
         run_chunk_tc(sanitize, "chunk tc");
     }

@@ -144,7 +144,7 @@ __device__ __forceinline__ void rs_commit()
    atoms of 8 rows of 128 bytes), layout type 1 (bits 62-63) where sw. The bits of wg_desc plus the layout type
    (shared addresses masked to 18 bits are below 2^18, so sd + off / 16 stays within the 14-bit field), with the
    stage's address converted once per chunk: from a generic pointer per product, the conversion and masks took
-   7 instructions per wgmma, about a fifth of the compute warps' instructions (SASS, session 15). */
+   7 instructions per wgmma, about a quarter of the compute warps' instructions (SASS, session 15). */
 __device__ __forceinline__ uint64_t rs_desc(unsigned sd, unsigned off, unsigned lbo, unsigned sbo, bool sw)
 {
     return (uint64_t)(sd + (off >> 4) + ((lbo >> 4) << 16)) | ((uint64_t)((sbo >> 4) | (sw ? 1u << 30 : 0u)) << 32);
@@ -155,8 +155,9 @@ __device__ __forceinline__ uint64_t rs_desc(unsigned sd, unsigned off, unsigned 
 #define RS_MN_SBO 1024u
 
 /* A float as tf32 operand bits: as it stands, the tensor cores reading the top 19 bits (rounded toward zero; the
-   canonical NaN that arithmetic makes, 0x7fffffff, stays a NaN). cvt.rna.tf32.f32, to nearest, is three instructions (an infinity test, an add, a mask): 96 per
-   warp and chunk for R^T, an eighth of the compute warps' instructions (SASS, session 15). */
+   canonical NaN that arithmetic makes, 0x7fffffff, stays a NaN). cvt.rna.tf32.f32, to nearest, is three
+   instructions (an infinity test, an add, a mask): 96 per warp and chunk for R^T, an eighth of the compute
+   warps' instructions (SASS, session 15). */
 __device__ __forceinline__ unsigned rs_tf32(float x)
 {
     return __float_as_uint(x);
