@@ -12,20 +12,27 @@
  *   - the raw k, q rows by cp.async into shared memory (16-bit, as given);
  *   - K K^T (warps 0-3) and Q K^T (warps 4-7), the lower triangle's 16-row tiles, m16n8k16 on the 16-bit values
  *     with operands by ldmatrix (exact products, f32 sums), the rows' sums of squares from the same fragments;
+ *     once the norms are known, the products scaled by ksc_i ksc_j or qsc_i ksc_j in their fragments, once for
+ *     all the value heads (sp_scale_products);
  *   - then for each of the prep_vpc value heads that read the key head, in turn: warp 7 loads the gates (two
- *     tokens a lane, the next head's in flight while this one is worked) and scans the log decays; L (warps
- *     0-3, tf32, into shared memory) and P (warps 4-7, from the fragments to the workspace), the decays as ex2
- *     of log2-scaled differences, masks by select; the scalars (warps 6-7, the query warps of fewest tiles);
- *     the 16 x 16 diagonal blocks' inverses (warps 0-3, by substitution); T by the blockwise solve with the
- *     identity as right-hand side (a warp per 8-column strip, the identity made in registers, the strip's first
- *     block read off the diagonal inverse), each block of T stored to the workspace as it is solved.
+ *     tokens a lane, the next head's in flight while this one is worked) and scans the log decays (natural and
+ *     log2 units); L (warps 0-3, tf32, into shared memory) and P (warps 4-7, from the fragments to the
+ *     workspace), each element one ex2 of a log2 difference times the scaled product (L: and -b_i), P's mask
+ *     by select on its diagonal tile only, the workspace layout a compile-time constant (sp_lp_head); the
+ *     scalars (warps 6-7, the query warps of fewest tiles); the 16 x 16 diagonal blocks' inverses (warps 0-3,
+ *     in halves of 8: sp_invert_diag); T by the blockwise solve with the identity as right-hand side (a warp
+ *     per 8-column strip, the identity made in registers, the strip's first block read off the diagonal
+ *     inverse), each block of T stored to the workspace as it is solved.
  * At small batch (P.sp_flags) the same items run on a persistent grid of three 8-warp groups per CTA, each
  * item's flag set as it is done (chunk_split_prep_persistent_kernel; chunked_split.cuh, sp_item_flag).
  * Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
  * (P.split_wg, sp_t_base): T, P f32 (tf32-rounded) for layouts 0 and 1; T f32 permuted and P bf16 for layout 2.
+ * Shared memory per item (Dk <= 128): the raw rows (34 KB), with L and the solve's blocks over them once the
+ * products are made, the diagonal inverses [C][SP_LDT] and six scalar rows: 41.5 KB (72 KB before session 17).
  * Before (session 12) the CTA staged P and T in shared memory and copied them out with generic index math, and
  * read operands by scalar loads; H200, B=8 T=4096 (ncu): 225M -> 203M instructions, 381 -> 355 us
- * (docs/PERF.md, session 13).
+ * (docs/PERF.md, session 13). Session 17 (L and P from prescaled products, the layout at compile time, the
+ * inverses in halves of 8): 202M -> 149M instructions, 347 -> 291 us at the GPU's clocks.
  *
  * Assumptions: chunk_split_ok's (bf16 or f16 rows of unit stride, 16-byte aligned; Dk <= 128, padded to DKP);
  * TC_THREADS = 256 threads per item (SP_GROUPS items per CTA in the persistent form); gate values giving decays
@@ -74,27 +81,27 @@ __device__ __forceinline__ void sp_ldsm4(unsigned r[4], const unsigned short *p)
    T, the solve's element (16 bk + g + 8 hf, 8 w + 2 t4 + e): float sp_t_base + 1024 bk + 512 hf + sp_t_step e;
    P, the pair (16 mt + g + 8 hf, 8 j + 2 t4 (+ 1)): 32-bit word sp_p_base + sp_p_hf hf + sp_p_j j (layout 2 one
    bf16 pair, else two f32 words). */
-__device__ __forceinline__ int sp_t_base(int layout, int w, int g, int t4)
+__host__ __device__ constexpr int sp_t_base(int layout, int w, int g, int t4)
 {
     return layout == 0 ? 64 * g + 8 * w + 2 * t4
            : layout == 1 ? 64 * w + 32 * (t4 >> 1) + 4 * g + 2 * (t4 & 1)
                          : 64 * w + 4 * g + t4;
 }
-__device__ __forceinline__ int sp_t_step(int layout)
+__host__ __device__ constexpr int sp_t_step(int layout)
 {
     return layout == 2 ? 32 : 1;
 }
-__device__ __forceinline__ int sp_p_base(int layout, int mt, int g, int t4)
+__host__ __device__ constexpr int sp_p_base(int layout, int mt, int g, int t4)
 {
     return layout == 0 ? 1024 * mt + 64 * g + 2 * t4
            : layout == 1 ? 1024 * mt + 32 * (t4 >> 1) + 4 * g + 2 * (t4 & 1)
                          : 512 * mt + 4 * g + t4;
 }
-__device__ __forceinline__ int sp_p_hf(int layout)
+__host__ __device__ constexpr int sp_p_hf(int layout)
 {
     return layout == 2 ? 256 : 512;
 }
-__device__ __forceinline__ int sp_p_j(int layout)
+__host__ __device__ constexpr int sp_p_j(int layout)
 {
     return layout == 0 ? 8 : layout == 1 ? 64 : 32;
 }
@@ -108,9 +115,10 @@ __device__ __forceinline__ void sp_store_p_pair(unsigned *w, bool bf16, float x0
 }
 
 /* Warp 7's part of a value head: the gates of tokens 2 lane, 2 lane + 1 (gv, be as loaded) to log decays and
-   betas (zeros past nt), their running sums into lc and exp of those into gam, the betas into bet. */
+   betas (zeros past nt), their running sums into lc (and in log2 units into lc2) and exp of those into gam, the
+   betas into bet. */
 __device__ __forceinline__ void sp_gates_scan(const gdn_cuda_params &P, int h, int nt, const float gv[2],
-                                              const float be[2], float *lc, float *bet, float *gam)
+                                              const float be[2], float *lc, float *lc2, float *bet, float *gam)
 {
     const int lane = threadIdx.x & 31;
     float l[2];
@@ -125,7 +133,10 @@ __device__ __forceinline__ void sp_gates_scan(const gdn_cuda_params &P, int h, i
         bet[2 * lane + e] = bb;
     }
     tc_scan_pair(l[0], l[1], lc, gam);
+    lc2[2 * lane] = lc[2 * lane] * SP_LOG2E; /* this lane's own stores, read back */
+    lc2[2 * lane + 1] = lc[2 * lane + 1] * SP_LOG2E;
 }
+
 /* Warp 7's loads of value head h's gate values and betas, tokens 2 lane, 2 lane + 1 of the chunk (zeros past
    nt). */
 __device__ __forceinline__ void sp_load_gates2(const gdn_cuda_params &P, int64_t b, int64_t tc, int nt, int h,
@@ -150,22 +161,102 @@ __device__ __forceinline__ void sp_load_gates2(const gdn_cuda_params &P, int64_t
     }
 }
 
-/* Warp w's 8-column strip n0 = 8 w of T = (I - L)^-1 (L strictly lower, Tm the diagonal blocks' inverses, both
-   [C][TC_LDA] tf32), blockwise down from the strip's own block b0 = w / 2 (the rows above it are zero): block b0
-   is T_b0b0's columns, read off Tm; each block bk below, D_bk = T_bkbk (L_bk D), the sum over the solved blocks
-   (the identity is zero there). X ([C][ldx]) holds the solved blocks for the sums and each R_bk for its product
-   with T_bkbk; every block of the strip goes to the workspace's T block Tw as solved (sp_t_base), zeros above. */
-template <int LDX>
-__device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, float *X, float *Tw, int layout, int warp,
-                                           int g, int t4)
+/* Key warp bk's diagonal block inverse T_bb = (I - L_bb)^-1 (16 x 16, L strictly lower: rows 16 bk .. of Lm, which
+   the warp wrote) into block bk of Tm, tf32-rounded, in halves of 8: T11 = (I - L11)^-1 and T22 = (I - L22)^-1 by
+   substitution (lane c < 16 the column c % 8 of half c / 8, each row of L read as two float4), then
+   T21 = T22 (L21 T11) by all 32 lanes (row lane / 4, columns 2 (lane % 4), + 1; M = L21 T11 staged in T21's place),
+   T12 = 0. The chain is two 8-step substitutions side by side and two 8-deep dots, against one 16-step
+   substitution (tc_invert_diag). Called by the whole warp. */
+__device__ __forceinline__ void sp_invert_diag(const float *Lm, float *Tm, int bk)
 {
-    const int n0 = 8 * warp, b0 = warp >> 1, te = sp_t_step(layout);
+    const int lane = threadIdx.x & 31, o = 16 * bk, h = (lane >> 3) & 1, c = lane & 7;
+    float *Tb = Tm + o * SP_LDT;
+    __syncwarp();
+    float x[8];
+    if (lane < 16) {
+        const float *Lh = Lm + (o + 8 * h) * TC_LDA + o + 8 * h; /* L11 or L22 */
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            float l[8];
+            if (i > 0) {
+                const float4 a = *(const float4 *)(Lh + i * TC_LDA);
+                l[0] = a.x, l[1] = a.y, l[2] = a.z, l[3] = a.w;
+            }
+            if (i > 4) {
+                const float4 b = *(const float4 *)(Lh + i * TC_LDA + 4);
+                l[4] = b.x, l[5] = b.y, l[6] = b.z, l[7] = b.w;
+            }
+            float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+            for (int k = 0; k < i; k++) {
+                if (k & 1)
+                    s1 = fmaf(l[k], x[k], s1);
+                else
+                    s0 = fmaf(l[k], x[k], s0);
+            }
+            x[i] = i == c ? 1.f : i > c ? s0 + s1 : 0.f;
+        }
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            Tb[(8 * h + i) * SP_LDT + 8 * h + c] = x[i]; /* f32 for the product below, rounded after it */
+            if (h)
+                Tb[i * SP_LDT + 8 + c] = 0.f; /* T12 */
+        }
+    }
+    __syncwarp();
+    const int r = lane >> 2, j0 = 2 * (lane & 3);
+    float m0 = 0.f, m1 = 0.f; /* M = L21 T11, row r, columns j0, j0 + 1 */
+    {
+        const float4 a = *(const float4 *)(Lm + (o + 8 + r) * TC_LDA + o);
+        const float4 b = *(const float4 *)(Lm + (o + 8 + r) * TC_LDA + o + 4);
+        const float l[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const float2 t = *(const float2 *)(Tb + k * SP_LDT + j0);
+            m0 = fmaf(l[k], t.x, m0);
+            m1 = fmaf(l[k], t.y, m1);
+        }
+    }
+    *(float2 *)(Tb + (8 + r) * SP_LDT + j0) = make_float2(m0, m1);
+    __syncwarp();
+    float y0 = 0.f, y1 = 0.f; /* T21 = T22 M, row r (T22's row r is zero past column r) */
+    {
+        const float4 a = *(const float4 *)(Tb + (8 + r) * SP_LDT + 8);
+        const float4 b = *(const float4 *)(Tb + (8 + r) * SP_LDT + 12);
+        const float t[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const float2 mk = *(const float2 *)(Tb + (8 + k) * SP_LDT + j0);
+            y0 = fmaf(t[k], mk.x, y0);
+            y1 = fmaf(t[k], mk.y, y1);
+        }
+    }
+    __syncwarp();
+    *(float2 *)(Tb + (8 + r) * SP_LDT + j0) = make_float2(tf32r(y0), tf32r(y1));
+    if (lane < 16)
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            Tb[(8 * h + i) * SP_LDT + 8 * h + c] = tf32r(x[i]);
+}
+
+/* Warp w's 8-column strip n0 = 8 w of T = (I - L)^-1 (L strictly lower [C][TC_LDA], Tm the diagonal blocks'
+   inverses [C][SP_LDT], both tf32), blockwise down from the strip's own block b0 = w / 2 (the rows above it are
+   zero): block b0 is T_b0b0's columns, read off Tm; each block bk below, D_bk = T_bkbk (L_bk D), the sum over
+   the solved blocks (the identity is zero there). X ([C][ldx]) holds the solved blocks for the sums and each R_bk
+   for its product with T_bkbk; every block of the strip goes to the workspace's T block Tw as solved (sp_t_base of
+   LAYOUT), zeros above. */
+template <int LDX, int LAYOUT>
+__device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, float *X, float *Tw, int warp, int g,
+                                           int t4)
+{
+    constexpr int te = sp_t_step(LAYOUT);
+    const int n0 = 8 * warp, b0 = warp >> 1;
     /* per-thread bases (offsets: constants and the block's rows): the A fragments of L and the inverses (row g,
        column t4), the B fragments of X (row t4, column g of the strip), the accumulators (row g, column 2 t4) */
-    const float *La = Lm + g * TC_LDA + t4, *Ta = Tm + g * TC_LDA + t4, *Xb = X + t4 * LDX + n0 + g;
-    const float *Td = Tm + g * TC_LDA + n0 + 2 * t4;
+    const float *La = Lm + g * TC_LDA + t4, *Ta = Tm + g * SP_LDT + t4, *Xb = X + t4 * LDX + n0 + g;
+    const float *Td = Tm + g * SP_LDT + 8 * (warp & 1) + 2 * t4; /* the strip's columns in block b0 */
     float *Xs = X + g * LDX + n0 + 2 * t4;
-    Tw += sp_t_base(layout, warp, g, t4);
+    Tw += sp_t_base(LAYOUT, warp, g, t4);
 #pragma unroll 1 /* rolled: unrolled, the kernel spills 60 bytes and runs 1% slower at B=8 T=4096 */
     for (int bk = 0; bk < 4; bk++) {
         if (bk < b0) { /* above the strip's block: zeros */
@@ -178,7 +269,7 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
         if (bk == b0) { /* T_b0b0's columns */
 #pragma unroll
             for (int q = 0; q < 4; q++)
-                d[q] = Td[(16 * bk + 8 * (q >> 1)) * TC_LDA + (q & 1)];
+                d[q] = Td[(16 * bk + 8 * (q >> 1)) * SP_LDT + (q & 1)];
         } else {
             float r[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
@@ -199,12 +290,13 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
             for (int q = 0; q < 4; q++)
                 d[q] = 0.f;
 #pragma unroll
-            for (int k0 = 16 * bk; k0 < 16 * bk + 16; k0 += 8) { /* T_bkbk R_bk */
-                const unsigned a[4] = {__float_as_uint(Ta[16 * bk * TC_LDA + k0]),
-                                       __float_as_uint(Ta[(16 * bk + 8) * TC_LDA + k0]),
-                                       __float_as_uint(Ta[16 * bk * TC_LDA + k0 + 4]),
-                                       __float_as_uint(Ta[(16 * bk + 8) * TC_LDA + k0 + 4])};
-                const unsigned bb[2] = {__float_as_uint(Xb[k0 * LDX]), __float_as_uint(Xb[(k0 + 4) * LDX])};
+            for (int kk = 0; kk < 16; kk += 8) { /* T_bkbk R_bk */
+                const unsigned a[4] = {__float_as_uint(Ta[16 * bk * SP_LDT + kk]),
+                                       __float_as_uint(Ta[(16 * bk + 8) * SP_LDT + kk]),
+                                       __float_as_uint(Ta[16 * bk * SP_LDT + kk + 4]),
+                                       __float_as_uint(Ta[(16 * bk + 8) * SP_LDT + kk + 4])};
+                const unsigned bb[2] = {__float_as_uint(Xb[(16 * bk + kk) * LDX]),
+                                        __float_as_uint(Xb[(16 * bk + kk + 4) * LDX])};
                 mma_tf32(d, a, bb);
             }
             __syncwarp();
@@ -220,6 +312,80 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
     }
 }
 
+/* The products' value-head-independent scales, once per item: K K^T (warps mt < 4 of upd) by ksc_i ksc_j, Q K^T by
+   qsc_i ksc_j (rs: ksc or qsc; the fragment's rows 16 mt + g (+ 8), columns 8 j + 2 t4 (+ 1)). */
+__device__ __forceinline__ void sp_scale_products(float (&acc)[8][4], const float *rs, const float *ksc, int mt, int g,
+                                                  int t4)
+{
+    const float r0 = rs[16 * mt + g], r1 = rs[16 * mt + g + 8];
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        if (j / 2 <= mt) {
+            const float2 kj = *(const float2 *)(ksc + 8 * j + 2 * t4);
+            acc[j][0] *= r0 * kj.x;
+            acc[j][1] *= r0 * kj.y;
+            acc[j][2] *= r1 * kj.x;
+            acc[j][3] *= r1 * kj.y;
+        }
+}
+
+/* One value head's L (UPD: key warps, rows 16 mt ..: -b_i G[i][j] times the scaled K K^T into Lm, tf32; nothing
+   right of the diagonal tile, and on and above the diagonal whatever the product gives, since no reader looks
+   there: the inverses and the solve read L below the diagonal only) or P (query warps: G[i][j] times the scaled
+   Q K^T to the workspace at Pw, sp_p_base of LAYOUT; zeros above the diagonal by select, so a NaN or an
+   overflowing ex2 there stays out, and zeros right of the diagonal tile). G[i][j] = 2^(lc2_i - lc2_j), never
+   above 1 left of the diagonal tile (the decays are at most 1). */
+template <int LAYOUT, bool UPD>
+__device__ __forceinline__ void sp_lp_head(const float (&acc)[8][4], const float *lc2, const float *bet, float *Lm,
+                                           unsigned *Pw, int mt, int g, int t4)
+{
+    constexpr int phf = sp_p_hf(LAYOUT), pj = sp_p_j(LAYOUT);
+    float ci[2], sb[2];
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++) {
+        ci[hf] = lc2[16 * mt + g + 8 * hf];
+        sb[hf] = UPD ? -bet[16 * mt + g + 8 * hf] : 1.f;
+    }
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        if (j / 2 > mt) {
+            if (!UPD)
+#pragma unroll
+                for (int hf = 0; hf < 2; hf++)
+                    sp_store_p_pair(Pw + phf * hf + pj * j, LAYOUT == 2, 0.f, 0.f);
+            continue;
+        }
+        const float2 lj = *(const float2 *)(lc2 + 8 * j + 2 * t4);
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++) {
+            float x0 = sp_ex2(ci[hf] - lj.x) * acc[j][2 * hf], x1 = sp_ex2(ci[hf] - lj.y) * acc[j][2 * hf + 1];
+            if (UPD) {
+                x0 *= sb[hf];
+                x1 *= sb[hf];
+                *(float2 *)(Lm + (16 * mt + g + 8 * hf) * TC_LDA + 8 * j + 2 * t4) = make_float2(tf32r(x0), tf32r(x1));
+            } else {
+                if (j / 2 == mt) { /* the diagonal tile: column <= row */
+                    const int il = g + 8 * hf, jl = 8 * (j & 1) + 2 * t4;
+                    x0 = jl <= il ? x0 : 0.f;
+                    x1 = jl + 1 <= il ? x1 : 0.f;
+                }
+                sp_store_p_pair(Pw + phf * hf + pj * j, LAYOUT == 2, x0, x1);
+            }
+        }
+    }
+}
+
+/* sp_lp_head for the warp's role (upd: L, else P), P's base for the warp (LAYOUT's sp_p_base) from the P block Pb. */
+template <int LAYOUT>
+__device__ __forceinline__ void sp_lp(const float (&acc)[8][4], const float *lc2, const float *bet, float *Lm,
+                                      unsigned *Pb, bool upd, int mt, int g, int t4)
+{
+    if (upd)
+        sp_lp_head<LAYOUT, true>(acc, lc2, bet, Lm, Pb, mt, g, t4);
+    else
+        sp_lp_head<LAYOUT, false>(acc, lc2, bet, Lm, Pb + sp_p_base(LAYOUT, mt, g, t4), mt, g, t4);
+}
+
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
    Hk ratio / prep_vpc, N), or for a packed batch (chunk slots, the same, 1): a CTA takes a key head's chunk
    and prep_vpc of the value heads that read it (all P.ratio of them where the grid is large enough), so the
@@ -230,14 +396,15 @@ template <int DKP, bool F16, int NG>
 __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned char *sp_raw, int64_t bx, int by,
                                              int64_t bz, int tid, int grp)
 {
-    constexpr int LD = sp_ld16(DKP), LDA = TC_LDA, LDX = SP_LDX;
+    constexpr int LD = sp_ld16(DKP), LDX = SP_LDX;
+    constexpr bool L12 = !F16 && DKP >= 64; /* layouts 1 and 2 (the wgmma state passes) are possible */
     unsigned short *Kh = (unsigned short *)sp_raw; /* [C][LD] k rows (raw), until the products are made */
     unsigned short *Qh = Kh + TC_C * LD;           /* [C][LD] q rows (raw), likewise */
-    float *Lm = (float *)sp_raw;                   /* then [C][LDA] L (strictly lower), over the rows */
-    float *Tm = (float *)(sp_raw + split_prep_rows_bytes(DKP)); /* [C][LDA] the diagonal blocks' inverses */
-    float *Xm = Tm + TC_C * LDA;                   /* [C][LDX] the solve's blocks */
-    float *lc = Xm + TC_C * LDX;                   /* [C] the running sums of the log decays */
-    float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
+    float *Lm = (float *)sp_raw;                   /* then [C][TC_LDA] L (strictly lower), over the rows */
+    float *Xm = Lm + TC_C * TC_LDA;                /* and [C][LDX] the solve's blocks after it */
+    float *Tm = (float *)(sp_raw + split_prep_rows_bytes(DKP)); /* [C][SP_LDT] the diagonal blocks' inverses */
+    float *lc = Tm + TC_C * SP_LDT;                /* [C] the running sums of the log decays */
+    float *lc2 = lc + TC_C, *bet = lc2 + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
 
     const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const int hk = by / (P.ratio / P.prep_vpc);
@@ -328,12 +495,14 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
     for (int v = v0; v < v0 + P.prep_vpc; v++) {
         const int h = P.grouped ? hk * P.ratio + v : hk + v * P.Hk;
         float *wsb = sp_ws_head(P, n, h, t0, t1) + (int64_t)c * SP_WSB;
-        if (warp == 7) { /* lc, bet, gam (the previous head's readers are past the second barrier) */
-            sp_gates_scan(P, h, nt, gv, be, lc, bet, gam);
+        if (warp == 7) { /* lc, lc2, bet, gam (the previous head's readers are past the second barrier) */
+            sp_gates_scan(P, h, nt, gv, be, lc, lc2, bet, gam);
             if (v + 1 < v0 + P.prep_vpc) /* the next value head's gates, in flight while this one is worked */
                 sp_load_gates2(P, b, tc, nt, P.grouped ? h + 1 : h + P.Hk, gv, be);
         }
         sp_group_sync<NG>(grp); /* the decays, the norms; every warp done with the raw rows (or the last head's L, T) */
+        if (v == v0) /* the norms' scales into the products, once for the value heads */
+            sp_scale_products(acc, upd ? ksc : qsc, ksc, mt, g, t4);
         if (warp >= 6) { /* the scalars sk, bt, sq, cf: warps 6 and 7, the query warps of the fewest tiles */
             const int t = tid - 6 * 32;
             float *sc = wsb + 2 * TC_C * TC_C;
@@ -344,61 +513,39 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
             if (t == 0)
                 wsb[SP_WSB - 4] = gam[nt - 1];
         }
-        { /* L = -diag(b) (G o K K^T) (strictly lower) into Lm, P = G o Q K^T (lower) to the workspace, with the
-             norm scales; zeros above the diagonal by select (the product masked: a NaN input stays out; an ex2
-             past the diagonal, which may overflow, is dropped); right of the diagonal tiles (16-column pair p > mt)
-             zeros for P, nothing for L (no reader: the inverses and the solve read L below the diagonal only) */
-            float ci[2], sb[2]; /* row i's log decay sum in log2 units, its scale (-b ksc or qsc) */
-#pragma unroll
-            for (int hf = 0; hf < 2; hf++) {
-                const int i = 16 * mt + g + 8 * hf;
-                ci[hf] = lc[i] * SP_LOG2E;
-                sb[hf] = upd ? -bet[i] * ksc[i] : qsc[i];
-            }
-            unsigned *Pw = (unsigned *)(wsb + TC_C * TC_C) + sp_p_base(layout, mt, g, t4);
-            const int phf = sp_p_hf(layout), pj = sp_p_j(layout);
-            const bool pbf = layout == 2;
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const int j0 = 8 * j + 2 * t4;
-                if (j / 2 > mt) {
-                    if (!upd)
-#pragma unroll
-                        for (int hf = 0; hf < 2; hf++)
-                            sp_store_p_pair(Pw + phf * hf + pj * j, pbf, 0.f, 0.f);
-                    continue;
-                }
-                const float2 lj = *(const float2 *)(lc + j0), kj = *(const float2 *)(ksc + j0);
-                const float lj2[2] = {lj.x * SP_LOG2E, lj.y * SP_LOG2E}, kjv[2] = {kj.x, kj.y};
-#pragma unroll
-                for (int hf = 0; hf < 2; hf++) {
-                    const int i = 16 * mt + g + 8 * hf;
-                    float x[2];
-#pragma unroll
-                    for (int e = 0; e < 2; e++) { /* in: always left of the diagonal tiles (j0 < 16 mt <= i) */
-                        const bool in = upd ? j0 + e < i : j0 + e <= i;
-                        x[e] = in ? sp_ex2(ci[hf] - lj2[e]) * (sb[hf] * kjv[e] * acc[j][2 * hf + e]) : 0.f;
-                    }
-                    if (upd)
-                        *(float2 *)(Lm + i * LDA + j0) = make_float2(tf32r(x[0]), tf32r(x[1]));
-                    else
-                        sp_store_p_pair(Pw + phf * hf + pj * j, pbf, x[0], x[1]);
-                }
-            }
-        }
-        /* the diagonal block's inverse T_bb = (I - L_bb)^-1 of key warp bk = mt */
+        /* L into Lm (key warps) and P to the workspace (query warps); the key warps then invert their diagonal
+           blocks */
+        unsigned *Pb = (unsigned *)(wsb + TC_C * TC_C);
+        if (!L12 || layout == 0)
+            sp_lp<0>(acc, lc2, bet, Lm, Pb, upd, mt, g, t4);
+        else if (layout == 1)
+            sp_lp<1>(acc, lc2, bet, Lm, Pb, upd, mt, g, t4);
+        else
+            sp_lp<2>(acc, lc2, bet, Lm, Pb, upd, mt, g, t4);
         if (upd)
-            tc_invert_diag(Lm, Tm, mt);
+            sp_invert_diag(Lm, Tm, mt);
         sp_group_sync<NG>(grp);
         /* T = (I - L)^-1, warp w the columns 8w .. 8w + 7, to the workspace as solved */
-        sp_solve_t<LDX>(Lm, Tm, Xm, wsb, layout, warp, g, t4);
+        if (!L12 || layout == 0)
+            sp_solve_t<LDX, 0>(Lm, Tm, Xm, wsb, warp, g, t4);
+        else if (layout == 1)
+            sp_solve_t<LDX, 1>(Lm, Tm, Xm, wsb, warp, g, t4);
+        else
+            sp_solve_t<LDX, 2>(Lm, Tm, Xm, wsb, warp, g, t4);
     }
     return true;
 }
 
+/* The per-item kernel's CTAs per SM (registers: 65536 / (256 SP_PER_SM) a thread), and the persistent form's
+   groups per CTA; a build may set both (-DSP_PER_SM=4 -DSP_GROUPS=4 fits the shared memory, but at 64 registers
+   the item spills 148 bytes and every H200 case ran slower: B=64 T=4096 5.80 against 5.69 ms, docs/PERF.md,
+   session 17). */
+#ifndef SP_PER_SM
+#define SP_PER_SM 3
+#endif
 /* Pass 1 (see the header): a CTA per item. */
 template <int DKP, bool F16>
-__global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
+__global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     extern __shared__ __align__(16) unsigned char sp_raw[];
     grid_dependency_wait();
@@ -413,7 +560,9 @@ __global__ void __launch_bounds__(TC_THREADS, 3) chunk_split_prep_kernel(const _
    One such CTA fills an SM (SP_GROUPS items in flight, as three CTAs of the per-item kernel), so a grid of
    fewer CTAs than SMs leaves whole SMs to the state pass (whose CTA does not fit beside a prep CTA: its five
    warps of 256 registers). */
+#ifndef SP_GROUPS
 #define SP_GROUPS 3
+#endif
 template <int DKP, bool F16>
 __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     chunk_split_prep_persistent_kernel(const __grid_constant__ gdn_cuda_params P)
@@ -429,9 +578,12 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
 #pragma unroll 1
     for (int64_t i = (int64_t)blockIdx.x * SP_GROUPS + grp; i < P.prep_gx * per; i += (int64_t)gridDim.x * SP_GROUPS) {
         const int64_t x = i / per, yz = i - x * per, z = yz / P.prep_gy;
-        if (sp_prep_item<DKP, F16, SP_GROUPS>(P, raw, x, (int)(yz - z * P.prep_gy), z, tid, grp) &&
-            !(P.prep_overlap == 3 && i == 0)) /* 3: tests of the state pass's bounded wait */
-            sp_flag_publish<SP_GROUPS>(P, i, tid, grp);
+        if (sp_prep_item<DKP, F16, SP_GROUPS>(P, raw, x, (int)(yz - z * P.prep_gy), z, tid, grp)) {
+            if (!(P.prep_overlap == 3 && i == 0)) /* 3: tests of the state pass's bounded wait */
+                sp_flag_publish<SP_GROUPS>(P, i, tid, grp);
+            else
+                sp_group_sync<SP_GROUPS>(grp); /* the group's shared memory free for its next item */
+        }
     }
 }
 

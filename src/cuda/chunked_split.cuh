@@ -41,6 +41,7 @@
 
 #define SP_WSB (2 * TC_C * TC_C + 4 * TC_C + 4) /* workspace floats per chunk: T, P, sk, bt, sq, cf, gl (+3) */
 #define SP_LDX (TC_C + 8)                       /* the solve's rows (T being formed) */
+#define SP_LDT 20 /* the prep's diagonal inverses, [C][SP_LDT] (16 columns: the (row g, column t4) reads hit 32 banks) */
 #define SP_LDV16 (TC_R + 8)                     /* a stage's v tile rows (16-bit) */
 #define SP_LDP (TC_C + 8) /* a stage's P rows: the 8-byte (row g, columns 2t, 2t + 1) reads hit 32 banks */
 #define SP_LDD (TC_R + 4) /* D rows: the (rows 2t, 2t + 1, column g) reads hit 32 banks */
@@ -268,14 +269,16 @@ __host__ __device__ constexpr int sp_stage_bytes(int dkp)
 {
     return 2 * TC_C * sp_ld16(dkp) * 2 + TC_C * SP_LDV16 * 2 + TC_C * (TC_LDA + SP_LDP) * 4 + (4 * TC_C + 4) * 4;
 }
-/* The prep pass's first region: the raw k, q rows, then L and P over them. */
+/* The prep pass's first region: the raw k, q rows, then L and the solve's blocks over them. */
 __host__ __device__ constexpr int split_prep_rows_bytes(int dkp)
 {
-    return 2 * TC_C * sp_ld16(dkp) * 2 > 2 * TC_C * TC_LDA * 4 ? 2 * TC_C * sp_ld16(dkp) * 2 : 2 * TC_C * TC_LDA * 4;
+    return 2 * TC_C * sp_ld16(dkp) * 2 > TC_C * (TC_LDA + SP_LDX) * 4 ? 2 * TC_C * sp_ld16(dkp) * 2
+                                                                     : TC_C * (TC_LDA + SP_LDX) * 4;
 }
+/* Then the diagonal inverses and six [C] scalar rows (chunked_prep.cuh, sp_prep_item). */
 __host__ __device__ constexpr int split_prep_smem_bytes(int dkp)
 {
-    return split_prep_rows_bytes(dkp) + (TC_C * TC_LDA + TC_C * SP_LDX + 5 * TC_C) * 4;
+    return split_prep_rows_bytes(dkp) + (TC_C * SP_LDT + 6 * TC_C) * 4;
 }
 __host__ __device__ constexpr int split_state_smem_bytes(int dkp)
 {
