@@ -441,12 +441,15 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             for (int c = 0; c < nc; c++) {
                 const int sb = c % NS;
                 const int f = sb ? f1 : f0;
+                /* the chunk's prep item, the whole warp waiting (converged), before the stage's release: the
+                   flag's round trip to L2 then runs while the compute warps still work on the stage (waited
+                   after it, B=1 T=32768 took 851 us against 829; docs/PERF.md, session 17) */
+                if (ovl)
+                    sp_flag_wait_warp(P, sp_item_flag(P, px + c, py, pz), gen + 1u, h, c);
                 if (f) /* the compute warps' release of its previous fill */
                     wg_mbar_wait(&empty[sb], (f - 1) & 1);
                 f0 += !sb;
                 f1 += sb;
-                if (ovl) /* the chunk's prep item, the whole warp waiting (converged) */
-                    sp_flag_wait_warp(P, sp_item_flag(P, px + c, py, pz), gen + 1u, h, c);
                 if (lane == 0)
                     rs_issue_stage<DKP>(M, rs_stage<DKP>(base + sb * SB), wsn + (int64_t)c * SP_WSB, b,
                                         t0 + (int64_t)c * TC_C, hk, h, r0, &full[sb]);
