@@ -574,11 +574,12 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
         return;
     const int grp = (int)threadIdx.x / TC_THREADS, tid = (int)threadIdx.x % TC_THREADS;
     unsigned char *raw = sp_raw + grp * split_prep_smem_bytes(DKP);
-    const int64_t per = (int64_t)P.prep_gy * (P.cu ? 1 : P.n1 - P.n0);
+    /* 32-bit item arithmetic: the overlap is taken only where the items fit the flag words (chunk_split_flag_words) */
+    const int per = P.prep_gy * (int)(P.cu ? 1 : P.n1 - P.n0), items = (int)P.prep_gx * per;
 #pragma unroll 1
-    for (int64_t i = (int64_t)blockIdx.x * SP_GROUPS + grp; i < P.prep_gx * per; i += (int64_t)gridDim.x * SP_GROUPS) {
-        const int64_t x = i / per, yz = i - x * per, z = yz / P.prep_gy;
-        if (sp_prep_item<DKP, F16, SP_GROUPS>(P, raw, x, (int)(yz - z * P.prep_gy), z, tid, grp)) {
+    for (int i = (int)blockIdx.x * SP_GROUPS + grp; i < items; i += (int)gridDim.x * SP_GROUPS) {
+        const int x = i / per, yz = i - x * per, z = yz / P.prep_gy;
+        if (sp_prep_item<DKP, F16, SP_GROUPS>(P, raw, x, yz - z * P.prep_gy, z, tid, grp)) {
             if (!(P.prep_overlap == 3 && i == 0)) /* 3: tests of the state pass's bounded wait */
                 sp_flag_publish<SP_GROUPS>(P, i, tid, grp);
             else
