@@ -375,15 +375,23 @@ __device__ __forceinline__ void sp_lp_head(const float (&acc)[8][4], const float
     }
 }
 
-/* sp_lp_head for the warp's role (upd: L, else P), P's base for the warp (LAYOUT's sp_p_base) from the P block Pb. */
-template <int LAYOUT>
-__device__ __forceinline__ void sp_lp(const float (&acc)[8][4], const float *lc2, const float *bet, float *Lm,
-                                      unsigned *Pb, bool upd, int mt, int g, int t4)
+/* The rest of one value head after its first barrier, LAYOUT the workspace's: L into Lm (key warps, upd) and P to
+   the workspace's P block (query warps; sp_lp_head), the key warps' diagonal inverses, the group's barrier, then
+   T = (I - L)^-1 by the solve (warp w the columns 8 w .. 8 w + 7, to the workspace as solved). */
+template <int LAYOUT, int NG>
+__device__ __forceinline__ void sp_head_solve(const float (&acc)[8][4], const float *lc2, const float *bet, float *Lm,
+                                              float *Tm, float *Xm, float *wsb, bool upd, int mt, int warp, int g,
+                                              int t4, int grp)
 {
-    if (upd)
+    unsigned *Pb = (unsigned *)(wsb + TC_C * TC_C);
+    if (upd) {
         sp_lp_head<LAYOUT, true>(acc, lc2, bet, Lm, Pb, mt, g, t4);
-    else
+        sp_invert_diag(Lm, Tm, mt);
+    } else {
         sp_lp_head<LAYOUT, false>(acc, lc2, bet, Lm, Pb + sp_p_base(LAYOUT, mt, g, t4), mt, g, t4);
+    }
+    sp_group_sync<NG>(grp);
+    sp_solve_t<SP_LDX, LAYOUT>(Lm, Tm, Xm, wsb, warp, g, t4);
 }
 
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
@@ -396,12 +404,12 @@ template <int DKP, bool F16, int NG>
 __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned char *sp_raw, int64_t bx, int by,
                                              int64_t bz, int tid, int grp)
 {
-    constexpr int LD = sp_ld16(DKP), LDX = SP_LDX;
+    constexpr int LD = sp_ld16(DKP);
     constexpr bool L12 = !F16 && DKP >= 64; /* layouts 1 and 2 (the wgmma state passes) are possible */
     unsigned short *Kh = (unsigned short *)sp_raw; /* [C][LD] k rows (raw), until the products are made */
     unsigned short *Qh = Kh + TC_C * LD;           /* [C][LD] q rows (raw), likewise */
     float *Lm = (float *)sp_raw;                   /* then [C][TC_LDA] L (strictly lower), over the rows */
-    float *Xm = Lm + TC_C * TC_LDA;                /* and [C][LDX] the solve's blocks after it */
+    float *Xm = Lm + TC_C * TC_LDA;                /* and [C][SP_LDX] the solve's blocks after it */
     float *Tm = (float *)(sp_raw + split_prep_rows_bytes(DKP)); /* [C][SP_LDT] the diagonal blocks' inverses */
     float *lc = Tm + TC_C * SP_LDT;                /* [C] the running sums of the log decays */
     float *lc2 = lc + TC_C, *bet = lc2 + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
@@ -513,25 +521,12 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
             if (t == 0)
                 wsb[SP_WSB - 4] = gam[nt - 1];
         }
-        /* L into Lm (key warps) and P to the workspace (query warps); the key warps then invert their diagonal
-           blocks */
-        unsigned *Pb = (unsigned *)(wsb + TC_C * TC_C);
         if (!L12 || layout == 0)
-            sp_lp<0>(acc, lc2, bet, Lm, Pb, upd, mt, g, t4);
+            sp_head_solve<0, NG>(acc, lc2, bet, Lm, Tm, Xm, wsb, upd, mt, warp, g, t4, grp);
         else if (layout == 1)
-            sp_lp<1>(acc, lc2, bet, Lm, Pb, upd, mt, g, t4);
+            sp_head_solve<1, NG>(acc, lc2, bet, Lm, Tm, Xm, wsb, upd, mt, warp, g, t4, grp);
         else
-            sp_lp<2>(acc, lc2, bet, Lm, Pb, upd, mt, g, t4);
-        if (upd)
-            sp_invert_diag(Lm, Tm, mt);
-        sp_group_sync<NG>(grp);
-        /* T = (I - L)^-1, warp w the columns 8w .. 8w + 7, to the workspace as solved */
-        if (!L12 || layout == 0)
-            sp_solve_t<LDX, 0>(Lm, Tm, Xm, wsb, warp, g, t4);
-        else if (layout == 1)
-            sp_solve_t<LDX, 1>(Lm, Tm, Xm, wsb, warp, g, t4);
-        else
-            sp_solve_t<LDX, 2>(Lm, Tm, Xm, wsb, warp, g, t4);
+            sp_head_solve<2, NG>(acc, lc2, bet, Lm, Tm, Xm, wsb, upd, mt, warp, g, t4, grp);
     }
     return true;
 }
