@@ -10,16 +10,17 @@
  *      the device guard regions and padding included, copied back and compared with the float64
  *      reference (tolerances of check.h; untouched slots, padding and inputs bitwise unchanged);
  *      The suite's chunked block (problem.algo = CHUNKED, T around the chunk boundaries) runs the CUDA
- *      chunked kernel (chunked.cuh) where it applies (no capture, Dk <= 128), the token loop elsewhere;
+ *      chunked kernel (chunked.cuh) where it applies (no capture, Dk <= 256), the token loop elsewhere;
  *   2. a random matrix over the same parameters with T in {1, 2, 4, 15, 64, 65}, head ratios 1-4
  *      (3 included), algo auto / recurrent / chunked and precision default / f32 / bf16, plus the
  *      Qwen3.6 layer shapes (decode, verify with capture) and the fast path's shapes (default slots,
  *      slot arrays in place and moved);
  *   2b. the tensor-core chunked kernel (chunk_tf32__cuda_mma, the default precision with algo CHUNKED or
  *      AUTO from 64 tokens): the Qwen3.6 layer at T = 4096 (model, slow and fast decay; the errors are
- *      printed: issue 5's bar is 4e-3), then 120 drawn cases at chunk-boundary lengths (1, 2, 63..65,
- *      127..129, 200), packed batches with empty, 1-token and boundary-length sequences, Dk and Dv from 3
- *      to 128, every dtype, gate, head map, layout, pool and view, at the tolerance of the kernel that
+ *      printed: issue 5's bar is 4e-3; with GDN_CUDA_CHUNK_SPLIT=0 also Dk = Dv = 256 at T = 4096), then
+ *      120 drawn cases at chunk-boundary lengths (1, 2, 63..65, 127..129, 200), packed batches with empty,
+ *      1-token and boundary-length sequences, Dk and Dv from 3 to 128, then 16 more with Dk 200 or 256 (on
+ *      chunk_tc_kernel<256>) and Dv from 3 to 256, every dtype, gate, head map, layout, pool and view, at the tolerance of the kernel that
  *      runs (the check's bf16-product tolerance); the suite's chunked cases also run with the other
  *      precision (F32 <-> DEFAULT), so both CUDA chunked kernels see the whole block; these run with
  *      GDN_CUDA_CHUNK_SPLIT=0 ("chunk tc": chunk_tc_kernel on every case), then with it 1 ("chunk split": the
@@ -440,15 +441,37 @@ static void run_chunk_tc(int sanitize, const char *label)
             snprintf(what, sizeof what, "%s %s", label, DN[d]);
             run_tc_case(&c, what, 0, 4e-3);
         }
+        if (strcmp(label, "chunk tc") == 0) { /* Dk = Dv = 256 (chunk_tc_kernel<256>; the two passes take Dk <= 128) */
+            memset(&c, 0, sizeof c);
+            c.problem.num_k_heads = 1;
+            c.problem.num_v_heads = 2;
+            c.problem.k_dim = c.problem.v_dim = 256;
+            c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
+            c.problem.qk_l2norm = 1;
+            c.problem.gate = GDN_GATE_RAW;
+            c.problem.algo = GDN_ALGO_CHUNKED;
+            c.decay = GDN_CHECK_DECAY_MODEL;
+            c.B = 1;
+            c.T = 4096;
+            c.pool = GDN_CHECK_POOL_MOVE;
+            c.seed = 43;
+            ran++;
+            char what[96];
+            snprintf(what, sizeof what, "%s T=4096 Dk=Dv=256 model decay (Hv=2)", label);
+            run_tc_case(&c, what, 0, 4e-3);
+        }
     }
     /* chunk boundaries, decay extremes, every option drawn */
     static const int64_t TS[] = {1, 2, 63, 64, 65, 127, 128, 129, 200};
     static const int DK[] = {128, 64, 32, 48, 100, 16, 8};
     static const int DV[] = {128, 64, 32, 80, 24, 16, 3};
+    static const int DV_WIDE[] = {256, 40, 128, 3};
     gdn_rng r;
     gdn_rng_seed(&r, 0x7C0Du);
-    const int count = sanitize ? 12 : 120;
-    for (int i = 0; i < count; i++) {
+    /* then `wide` more with 128 < Dk <= 256 (chunk_tc_kernel<256>; the two passes take Dk <= 128), drawn after
+       the others so that those stay as they were */
+    const int count = sanitize ? 12 : 120, wide = sanitize ? 3 : 16;
+    for (int i = 0; i < count + wide; i++) {
         random_case(&c, &r);
         c.problem.algo = GDN_ALGO_CHUNKED;
         c.problem.precision = gdn_rng_below(&r, 2) ? GDN_PRECISION_DEFAULT : GDN_PRECISION_BF16;
@@ -457,6 +480,10 @@ static void run_chunk_tc(int sanitize, const char *label)
         const int d = (int)gdn_rng_below(&r, 7), d2 = gdn_rng_below(&r, 3) == 0 ? (int)gdn_rng_below(&r, 7) : d;
         c.problem.k_dim = DK[d];
         c.problem.v_dim = DV[d2];
+        if (i >= count) {
+            c.problem.k_dim = i % 3 ? 256 : 200;
+            c.problem.v_dim = DV_WIDE[gdn_rng_below(&r, 4)];
+        }
         const int64_t T = TS[gdn_rng_below(&r, 9)];
         if (gdn_rng_below(&r, 3) == 0) { /* packed: empty, 1-token and boundary lengths */
             static const int64_t L[] = {0, 1, 63, 64, 65, 130, 3};
@@ -1078,6 +1105,11 @@ static void run_errors(void)
         p.k_dim = ED - 4;
         EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_tf32__cuda_mma") == 0,
                "kernel_for chunked bf16 Dk=%d on CUDA: %s", ED - 4, gdn_context_kernel_for(ctx, &p, 64, 0));
+        /* Dk = 256: chunk_tf32__cuda_mma (the two passes take Dk <= 128) */
+        p.k_dim = p.v_dim = 256;
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, 64, 0), "chunk_tf32__cuda_mma") == 0,
+               "kernel_for chunked bf16 Dk=256 on CUDA: %s", gdn_context_kernel_for(ctx, &p, 64, 0));
+        p.v_dim = f->p.v_dim;
         p.k_dim = ED;
         p.dtype = f->p.dtype;
         p.precision = GDN_PRECISION_F32;
@@ -1104,6 +1136,13 @@ static void run_errors(void)
                    (!rs_on || strcmp(gdn_context_kernel_for(ctx, &p, mt, 0), "chunk_split_bf16__cuda_wgmma_rs") == 0),
                "kernel_for AUTO bf16 Dk=128 on CUDA: %s at %d tokens, %s at %d", gdn_context_kernel_for(ctx, &p, mt, 0),
                mt, gdn_context_kernel_for(ctx, &p, mt - 1, 0), mt - 1);
+        /* Dk = 256 (chunk_tf32__cuda_mma): from GDN_CUDA_CHUNK_WIDE_MIN_TOKENS */
+        p.k_dim = p.v_dim = 256;
+        const int wt = GDN_CUDA_CHUNK_WIDE_MIN_TOKENS;
+        EXPECT(strcmp(gdn_context_kernel_for(ctx, &p, wt, 0), "chunk_tf32__cuda_mma") == 0 &&
+                   strncmp(gdn_context_kernel_for(ctx, &p, wt - 1, 0), "recurrent", 9) == 0,
+               "kernel_for AUTO bf16 Dk=256 on CUDA: %s at %d tokens, %s at %d", gdn_context_kernel_for(ctx, &p, wt, 0),
+               wt, gdn_context_kernel_for(ctx, &p, wt - 1, 0), wt - 1);
     }
 done:
     gdn_context_destroy(ctx);

@@ -144,12 +144,12 @@ typedef enum gdn_index_type {
 typedef enum gdn_algo {
     GDN_ALGO_AUTO = 0,      /**< Chosen by size, per sequence, for calls that capture nothing: on the CPU
                                  chunked from 24 tokens on (32 when Dk > 128); on CUDA the tensor-core
-                                 chunked kernels from 64 tokens on (Dk <= 128, precision not F32: the F32
-                                 chunked kernel is no faster than the token loop there); else the token
+                                 chunked kernels (precision not F32: the F32 chunked kernel is no faster
+                                 than the token loop there) from 64 tokens on (16 where
+                                 "chunk_split_bf16__cuda_wgmma_rs" runs, 32 when Dk > 128); else the token
                                  loop. */
     GDN_ALGO_RECURRENT = 1, /**< Token loop, state kept on chip. */
-    GDN_ALGO_CHUNKED = 2    /**< Chunkwise-parallel (WY/UT). Calls that capture states run the token loop;
-                                 on CUDA also calls with Dk > 128. */
+    GDN_ALGO_CHUNKED = 2    /**< Chunkwise-parallel (WY/UT). Calls that capture states run the token loop. */
 } gdn_algo;
 
 /** Operand precision of the chunked algorithm's matrix products (the state is always kept and
@@ -170,7 +170,7 @@ typedef enum gdn_precision {
                                     the chunk, tf32 for the solve's (~3.1e-3 relative RMS of the output,
                                     ~2e-3 of the final state at T = 4096); other calls
                                     ("chunk_split_tf32__cuda_mma", "chunk_tf32__cuda_mma"; AUTO's choice
-                                    from 64 tokens) take tf32 operands throughout (10-bit mantissa; ~1.7e-3
+                                    from 64 tokens, 32 when Dk > 128) take tf32 operands throughout (10-bit mantissa; ~1.7e-3
                                     output, ~4e-4 state). */
 } gdn_precision;
 

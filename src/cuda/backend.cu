@@ -206,9 +206,9 @@ const char *gdn_cuda_kernel_name(int k_dim)
 
 int gdn_cuda_chunk_min_tokens(const gdn_cuda_context *c, int dtype, int64_t k_dim, int64_t v_dim)
 {
-    return c && c->chunk_split == 3 && c->sm90 && gdn_cuda_split_wg_shape_ok(dtype, k_dim, v_dim)
-               ? GDN_CUDA_CHUNK_RS_MIN_TOKENS
-               : GDN_CUDA_CHUNK_MIN_TOKENS;
+    if (c && c->chunk_split == 3 && c->sm90 && gdn_cuda_split_wg_shape_ok(dtype, k_dim, v_dim))
+        return GDN_CUDA_CHUNK_RS_MIN_TOKENS;
+    return k_dim > 128 ? GDN_CUDA_CHUNK_WIDE_MIN_TOKENS : GDN_CUDA_CHUNK_MIN_TOKENS;
 }
 
 const char *gdn_cuda_kernel_for(const gdn_cuda_context *c, int chunked, int capture, int k_dim, int v_dim, int dtype,

@@ -23,7 +23,7 @@
  * each thread 16 elements of the tile. The key-side products are recomputed by every row tile and
  * value head (v1: f32 SIMT, no tensor cores).
  *
- * Assumptions: no capture (calls that capture run the token loop), Dk <= 128, any Dv, strides, dtypes,
+ * Assumptions: no capture (calls that capture run the token loop), Dk <= 256, any Dv, strides, dtypes,
  * layouts, slots and varlen (the helpers of recurrent.cu).
  */
 #ifndef GDN_CUDA_CHUNKED_CUH
@@ -32,7 +32,7 @@
 #define CK 32        /* tokens per chunk */
 #define CR 32        /* state rows per CTA */
 #define CT 256       /* threads per CTA */
-#define CK_DKMAX 128 /* largest Dk this kernel takes */
+#define CK_DKMAX 256 /* largest Dk the chunked kernels take (this one and chunked_tc.cuh's) */
 
 /* shared-memory layout in floats, for a padded key dimension DKP (row length DKP + 1) */
 __host__ __device__ constexpr int ck_ld(int dkp)
@@ -291,7 +291,7 @@ const char *gdn_cuda_chunked_name(int algo_chunked, int capture, int k_dim, int 
 /* The padded key dimension a chunked kernel is compiled for. */
 static int chunk_dkp(int dk)
 {
-    return dk <= 32 ? 32 : dk <= 64 ? 64 : 128;
+    return dk <= 32 ? 32 : dk <= 64 ? 64 : dk <= 128 ? 128 : 256;
 }
 
 typedef void (*chunk_kernel_fn)(gdn_cuda_params);
@@ -314,9 +314,10 @@ static cudaError_t launch_chunk(gdn_cuda_params p, cudaLaunchConfig_t cfg, chunk
 static cudaError_t launch_chunk_prefill(gdn_cuda_params p, cudaLaunchConfig_t cfg)
 {
     const int dkp = chunk_dkp(p.Dk);
-    const chunk_kernel_fn fn = dkp == 32   ? chunk_prefill_kernel<32>
-                               : dkp == 64 ? chunk_prefill_kernel<64>
-                                           : chunk_prefill_kernel<128>;
+    const chunk_kernel_fn fn = dkp == 32    ? chunk_prefill_kernel<32>
+                               : dkp == 64  ? chunk_prefill_kernel<64>
+                               : dkp == 128 ? chunk_prefill_kernel<128>
+                                            : chunk_prefill_kernel<256>;
     return launch_chunk(p, cfg, fn, (size_t)ck_smem_floats(dkp) * sizeof(float), CT, CR);
 }
 

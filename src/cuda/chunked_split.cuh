@@ -28,7 +28,7 @@
  * each), warps 4-7 Q S^T; barrier; D = T R (every warp, 16 x 16); barrier; warps 4-7 the outputs, warps
  * 0-3 the state update (the state in f32 accumulator fragments across chunks, as chunk_tc).
  *
- * Assumptions (chunk_split_ok): as chunk_tc_kernel (no capture, Dk <= 128), plus a dense or packed batch
+ * Assumptions (chunk_split_ok): as chunk_tc_kernel (no capture), Dk <= 128, plus a dense or packed batch
  * (batch.num_tokens allowed; a packed one in one group, its chunks in workspace slots, sp_varlen_slot), bf16
  * or f16 activations with q, k, v rows of unit stride, 16-byte
  * aligned (Dk, Dv and the outer strides multiples of 8 elements), N <= 65535, and a workspace of

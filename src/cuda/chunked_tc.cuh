@@ -35,7 +35,7 @@
  * H200, Qwen3.6 layer, B=1 T=4096: 0.86 ms (docs/PERF.md); the per-chunk chain, not the tensor cores,
  * bounds it (docs/DESIGN.md has the measurements and the plan past it).
  *
- * Assumptions: no capture, Dk <= 128 (zero-padded to 32, 64 or 128), any Dv (tiles masked), strides,
+ * Assumptions: no capture, Dk <= 256 (zero-padded to 32, 64, 128 or 256), any Dv (tiles masked), strides,
  * dtypes, head maps, slots and varlen (the helpers of recurrent.cu). Gate values must give decays in
  * [0, 1] (log gates <= 0; linear gates in [0, 1]), as every model's do.
  */
@@ -53,10 +53,13 @@ __host__ __device__ constexpr int tc_ldk(int dkp)
                        (row t, column g) reads hit 32 banks */
 }
 #define TC_LDV (TC_R + 8) /* R and D rows: the (row t, column g) fragment reads hit 32 banks */
-#define TC_LDA (TC_C + 4) /* L, P and T rows */
+#define TC_LDA (TC_C + 4) /* L and P rows */
+#define TC_LDT 20         /* the diagonal blocks' inverses, [C][TC_LDT] (16 columns: the (row g, column t) reads hit 32 banks) */
+/* Shared memory (floats): at DKP = 256, 230 912 bytes, within the 227 KiB a CTA may take on sm_90. */
 __host__ __device__ constexpr int tc_smem_floats(int dkp)
 {
-    return 2 * TC_C * tc_ldk(dkp) + TC_R * tc_ldk(dkp) + 2 * TC_C * TC_LDV + 3 * TC_C * TC_LDA + 6 * TC_C;
+    return 2 * TC_C * tc_ldk(dkp) + TC_R * tc_ldk(dkp) + 2 * TC_C * TC_LDV + 2 * TC_C * TC_LDA + TC_C * TC_LDT +
+           6 * TC_C;
 }
 
 __device__ __forceinline__ unsigned tf32_of(float x)
@@ -165,8 +168,22 @@ __device__ __forceinline__ void tc_load_rows(const gdn_cuda_params &P, const voi
 }
 
 /* The vector path of the rows: every load first (tc_issue_rows), then the stores with each row's norm
-   (tc_store_rows: the DKP / 4 threads of a row reduce its sum of squares by shuffles; sc[t] = mul times
-   1 / |row| with the L2 norm, else mul). */
+   (tc_store_rows: the RL threads of a row reduce its sum of squares by shuffles; sc[t] = mul times
+   1 / |row| with the L2 norm, else mul). A row's DKP / 4 four-element pieces go to RL = min(DKP / 4, 32)
+   lanes of one warp, TC_RP = DKP / 4 / RL pieces each (two at DKP = 256): piece u of a thread is row
+   (tid + (u / RP) TC_THREADS) / RL, columns 4 ((tid + (u / RP) TC_THREADS) % RL + RL (u % RP)) .. + 3. */
+__host__ __device__ constexpr int tc_row_lanes(int dkp)
+{
+    return dkp / 4 < 32 ? dkp / 4 : 32;
+}
+template <int DKP>
+__device__ __forceinline__ void tc_piece(int u, int *t, int *c)
+{
+    constexpr int RL = tc_row_lanes(DKP), RP = DKP / 4 / RL;
+    const int e = threadIdx.x + (u / RP) * TC_THREADS;
+    *t = e / RL;
+    *c = 4 * (e % RL + RL * (u % RP));
+}
 template <int DKP>
 __device__ __forceinline__ void tc_issue_rows(const gdn_cuda_params &P, const void *base, const int64_t *st, int64_t b,
                                               int64_t tc, int nt, int hk, uint4 (&raw)[TC_C * DKP / 4 / TC_THREADS])
@@ -174,7 +191,8 @@ __device__ __forceinline__ void tc_issue_rows(const gdn_cuda_params &P, const vo
     constexpr int NV = TC_C * DKP / 4 / TC_THREADS;
 #pragma unroll
     for (int u = 0; u < NV; u++) {
-        const int e = threadIdx.x + u * TC_THREADS, t = e / (DKP / 4), c = 4 * (e % (DKP / 4));
+        int t, c;
+        tc_piece<DKP>(u, &t, &c);
         raw[u] = make_uint4(0u, 0u, 0u, 0u);
         if (t < nt && c < P.Dk) {
             const int64_t o = b * st[0] + (tc + t) * st[1] + (int64_t)hk * st[2] + c;
@@ -193,12 +211,14 @@ template <int DKP>
 __device__ __forceinline__ void tc_store_rows(const gdn_cuda_params &P, const uint4 (&raw)[TC_C * DKP / 4 / TC_THREADS],
                                               float *dst, float *sc, float mul)
 {
-    constexpr int NV = TC_C * DKP / 4 / TC_THREADS, LDK = tc_ldk(DKP), RL = DKP / 4; /* lanes per row */
-    static_assert(RL == 4 * NV, "tc_store_rows: the reduction below assumes RL = 4 NV");
-    float ss[NV];
+    constexpr int NV = TC_C * DKP / 4 / TC_THREADS, LDK = tc_ldk(DKP), RL = tc_row_lanes(DKP); /* lanes per row */
+    constexpr int RP = DKP / 4 / RL, NR = NV / RP; /* pieces per row and lane; rows per lane */
+    static_assert(RL == 4 * NR, "tc_store_rows: the reduction below assumes RL = 4 NR");
+    float ss[NR];
 #pragma unroll
     for (int u = 0; u < NV; u++) {
-        const int e = threadIdx.x + u * TC_THREADS, t = e / (DKP / 4), c = 4 * (e % (DKP / 4));
+        int t, c;
+        tc_piece<DKP>(u, &t, &c);
         float4 x;
         if (P.dtype == GDN_DTYPE_F32) {
             x = make_float4(__uint_as_float(raw[u].x), __uint_as_float(raw[u].y), __uint_as_float(raw[u].z),
@@ -210,15 +230,16 @@ __device__ __forceinline__ void tc_store_rows(const gdn_cuda_params &P, const ui
             x.w = cvt16(raw[u].y >> 16, P.dtype);
         }
         *(float4 *)(dst + t * LDK + c) = make_float4(tf32r(x.x), tf32r(x.y), tf32r(x.z), tf32r(x.w));
-        ss[u] = x.x * x.x + x.y * x.y + x.z * x.z + x.w * x.w;
+        const float s2 = x.x * x.x + x.y * x.y + x.z * x.z + x.w * x.w;
+        ss[u / RP] = u % RP ? ss[u / RP] + s2 : s2;
     }
-    /* the NV rows' sums over their RL lanes at once: halving rounds (each lane passes on half of its
-       values and keeps the half its partner passes, so after log2(NV) rounds it holds one row's partial,
-       that of row index u), then two plain rounds: NV + 1 shuffles, not NV log2(RL) */
+    /* the NR rows' sums over their RL lanes at once: halving rounds (each lane passes on half of its
+       values and keeps the half its partner passes, so after log2(NR) rounds it holds one row's partial,
+       that of row index u), then two plain rounds: NR + 1 shuffles, not NR log2(RL) */
     const int lane = threadIdx.x & 31;
     int u = 0;
 #pragma unroll
-    for (int w = NV, o = RL / 2; w > 1; w >>= 1, o >>= 1) {
+    for (int w = NR, o = RL / 2; w > 1; w >>= 1, o >>= 1) {
         const bool hi = (lane & o) != 0;
 #pragma unroll
         for (int k = 0; k < w / 2; k++) {
@@ -350,7 +371,7 @@ __device__ __forceinline__ void tc_invert_diag(const float *Lm, float *Tm, int b
         }
 #pragma unroll
         for (int i = 0; i < 16; i++)
-            Tm[(o + i) * TC_LDA + o + c] = tf32r(x[i]);
+            Tm[(o + i) * TC_LDT + c] = tf32r(x[i]);
     }
 }
 
@@ -384,7 +405,7 @@ __device__ __forceinline__ void tc_solve_strip(const float *Lm, const float *Tm,
 #pragma unroll
         for (int k0 = 0; k0 < 16; k0 += 8) { /* D_b = T_bb (R_b + ...) */
             unsigned a[4], bb[2];
-            frag_a(a, Tm, TC_LDA, 16 * bk, 16 * bk + k0, g, t4);
+            frag_a(a, Tm, TC_LDT, 16 * bk, k0, g, t4);
             frag_b(bb, R, ldr, 16 * bk + k0, n0, g, t4);
             mma_tf32(d, a, bb);
         }
@@ -553,8 +574,8 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
     float *Dm = Rm + TC_C * LDV;   /* [C][LDV] D */
     float *Lm = Dm + TC_C * LDV;   /* [C][LDA] L = -A (strictly lower) */
     float *Pm = Lm + TC_C * LDA;   /* [C][LDA] Q^ K^T o G (lower) */
-    float *Tm = Pm + TC_C * LDA;   /* [C][LDA] the diagonal blocks' inverses */
-    float *lc = Tm + TC_C * LDA;   /* [C] log decays, then their running sums c_t */
+    float *Tm = Pm + TC_C * LDA;   /* [C][TC_LDT] the diagonal blocks' inverses (block b in rows 16 b ..) */
+    float *lc = Tm + TC_C * TC_LDT; /* [C] log decays, then their running sums c_t */
     float *bet = lc + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C, *cf = gam + TC_C;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
@@ -637,10 +658,11 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(vr));
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(gr));
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(br));
-                    if (P.ks[3] == 1 && Dk * esz > 128) {
-                        asm volatile("prefetch.global.L2 [%0];" ::"l"(kr + 128));
-                        asm volatile("prefetch.global.L2 [%0];" ::"l"(qr + 128));
-                    }
+                    if (P.ks[3] == 1)
+                        for (int off = 128; off < Dk * esz; off += 128) {
+                            asm volatile("prefetch.global.L2 [%0];" ::"l"(kr + off));
+                            asm volatile("prefetch.global.L2 [%0];" ::"l"(qr + off));
+                        }
                 }
             }
             __syncthreads();
@@ -754,7 +776,10 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
 static cudaError_t launch_chunk_tc(gdn_cuda_params p, cudaLaunchConfig_t cfg)
 {
     const int dkp = chunk_dkp(p.Dk);
-    const chunk_kernel_fn fn = dkp == 32 ? chunk_tc_kernel<32> : dkp == 64 ? chunk_tc_kernel<64> : chunk_tc_kernel<128>;
+    const chunk_kernel_fn fn = dkp == 32    ? chunk_tc_kernel<32>
+                               : dkp == 64  ? chunk_tc_kernel<64>
+                               : dkp == 128 ? chunk_tc_kernel<128>
+                                            : chunk_tc_kernel<256>;
     return launch_chunk(p, cfg, fn, (size_t)tc_smem_floats(dkp) * sizeof(float), TC_THREADS, TC_R);
 }
 

@@ -65,20 +65,23 @@ gdn_status gdn_cuda_synchronize(gdn_cuda_context *c, char *err, size_t err_len);
  * or for a packed batch its total over the number of sequences) when the products may run on tensor cores
  * (problem.precision not F32); below, and with F32, the token loop. min_tokens: gdn_cuda_chunk_min_tokens,
  * GDN_CUDA_CHUNK_RS_MIN_TOKENS where chunk_split_bf16__cuda_wgmma_rs runs (H200, session 11: ahead of the
- * token loop at T = 16 from B=1 to B=64, 15.7 against 18.9 us at B=1), else GDN_CUDA_CHUNK_MIN_TOKENS
- * (docs/PERF.md). */
+ * token loop at T = 16 from B=1 to B=64, 15.7 against 18.9 us at B=1), GDN_CUDA_CHUNK_WIDE_MIN_TOKENS for
+ * 128 < Dk <= 256 (chunk_tf32__cuda_mma at DKP = 256; H200, session 18, Hk=8 Hv=16 Dk=Dv=256 bf16: ahead of the
+ * token loop at T = 32 from B=1 to B=64, 28.1 against 51.6 us at B=1, behind at T = 16 from B=8), else
+ * GDN_CUDA_CHUNK_MIN_TOKENS (docs/PERF.md). */
 #define GDN_CUDA_CHUNK_MIN_TOKENS 64
 #define GDN_CUDA_CHUNK_RS_MIN_TOKENS 16
+#define GDN_CUDA_CHUNK_WIDE_MIN_TOKENS 32
 static inline int gdn_cuda_chunk_chosen(gdn_algo algo, int tc, int64_t tokens_per_seq, int min_tokens)
 {
     return algo == GDN_ALGO_CHUNKED || (algo == GDN_ALGO_AUTO && tc && tokens_per_seq >= min_tokens);
 }
 
 /* The problem-level conditions of the two-pass chunked kernels (chunked_split.cuh; the call's pointers and
- * strides decide the rest): 16-bit activations, Dk and Dv multiples of 8. */
+ * strides decide the rest): 16-bit activations, Dk <= 128, Dk and Dv multiples of 8. */
 static inline int gdn_cuda_split_shape_ok(int dtype, int64_t k_dim, int64_t v_dim)
 {
-    return (dtype == GDN_DTYPE_BF16 || dtype == GDN_DTYPE_F16) && k_dim % 8 == 0 && v_dim % 8 == 0;
+    return (dtype == GDN_DTYPE_BF16 || dtype == GDN_DTYPE_F16) && k_dim <= 128 && k_dim % 8 == 0 && v_dim % 8 == 0;
 }
 
 /* Those of the state passes on wgmma (chunked_wg.cuh, chunked_rs.cuh) besides: bf16 activations, 32 < Dk <= 128. */
@@ -88,10 +91,10 @@ static inline int gdn_cuda_split_wg_shape_ok(int dtype, int64_t k_dim, int64_t v
 }
 
 /* Name of the kernel a problem with this key dimension runs, e.g. "recurrent_f32__cuda_k128"
- * (chunked, when chosen (gdn_cuda_chunk_chosen), nothing is captured and k_dim <= 128:
+ * (chunked, when chosen (gdn_cuda_chunk_chosen), nothing is captured and k_dim <= 256:
  * "chunk_tf32__cuda_mma" with tc (problem.precision not F32), else "chunk_f32__cuda"; with tc, on a context
- * that runs the two passes (GDN_CUDA_CHUNK_SPLIT not 0), for 16-bit activations (dtype) and k_dim, v_dim
- * multiples of 8: "chunk_split_tf32__cuda_mma", the kernels a dense or packed call with 16-byte aligned q, k, v rows
+ * that runs the two passes (GDN_CUDA_CHUNK_SPLIT not 0), for 16-bit activations (dtype), k_dim <= 128 and
+ * k_dim, v_dim multiples of 8: "chunk_split_tf32__cuda_mma", the kernels a dense or packed call with 16-byte aligned q, k, v rows
  * takes (chunked_split.cuh; other calls of the problem take chunk_tf32__cuda_mma), or, on a compute
  * capability 9.x device with GDN_CUDA_CHUNK_SPLIT not 1, for bf16 activations and 32 < k_dim <= 128,
  * "chunk_split_bf16__cuda_wgmma_rs" (the state pass on wgmma with register-sourced operands, chunked_rs.cuh),
@@ -100,7 +103,8 @@ const char *gdn_cuda_kernel_name(int k_dim);
 
 /* AUTO's crossover (gdn_cuda_chunk_chosen) for a problem on context c: GDN_CUDA_CHUNK_RS_MIN_TOKENS where its
  * dense calls take chunk_split_bf16__cuda_wgmma_rs (bf16 activations, 32 < k_dim <= 128, dimensions multiples
- * of 8, a compute capability 9.x device, GDN_CUDA_CHUNK_SPLIT unset or 3), else GDN_CUDA_CHUNK_MIN_TOKENS. */
+ * of 8, a compute capability 9.x device, GDN_CUDA_CHUNK_SPLIT unset or 3), GDN_CUDA_CHUNK_WIDE_MIN_TOKENS for
+ * k_dim > 128, else GDN_CUDA_CHUNK_MIN_TOKENS. */
 int gdn_cuda_chunk_min_tokens(const gdn_cuda_context *c, int dtype, int64_t k_dim, int64_t v_dim);
 const char *gdn_cuda_kernel_for(const gdn_cuda_context *c, int chunked, int capture, int k_dim, int v_dim, int dtype,
                                 int tc);
