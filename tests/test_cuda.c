@@ -20,8 +20,8 @@
  *      printed: issue 5's bar is 4e-3; with GDN_CUDA_CHUNK_SPLIT=0 also Dk = Dv = 256 at T = 4096), then
  *      120 drawn cases at chunk-boundary lengths (1, 2, 63..65, 127..129, 200), packed batches with empty,
  *      1-token and boundary-length sequences, Dk and Dv from 3 to 128, then 16 more with Dk 200 or 256 (on
- *      chunk_tc_kernel<256>) and Dv from 3 to 256, every dtype, gate, head map, layout, pool and view, at the tolerance of the kernel that
- *      runs (the check's bf16-product tolerance); the suite's chunked cases also run with the other
+ *      chunk_tc_kernel<256>) and Dv from 3 to 256, every dtype, gate, head map, layout, pool and view, at
+ *      the tolerance of the kernel that runs (the check's bf16-product tolerance); the suite's chunked cases also run with the other
  *      precision (F32 <-> DEFAULT), so both CUDA chunked kernels see the whole block; these run with
  *      GDN_CUDA_CHUNK_SPLIT=0 ("chunk tc": chunk_tc_kernel on every case), then with it 1 ("chunk split": the
  *      two-pass kernels of chunked_split.cuh where they apply, counted, plus a batch run in groups of

@@ -902,7 +902,9 @@ static int bench_cuda(bench_env *env, const bench_opts *o, const bench_case *cas
                env->device, gdn_context_kernel_name(env->ctx, p->k_dim), gdn_context_kernel_for(env->ctx, &pc, 4096, 0),
                tool_precision_names[p->precision], env->algo,
                p->algo == GDN_ALGO_AUTO && p->precision != GDN_PRECISION_F32
-                   ? " (chunked from " STR(GDN_CUDA_CHUNK_MIN_TOKENS) " tokens per sequence, without capture)"
+                   ? " (chunked from " STR(GDN_CUDA_CHUNK_MIN_TOKENS) " tokens per sequence, " STR(GDN_CUDA_CHUNK_RS_MIN_TOKENS)
+                     " on chunk_split_bf16__cuda_wgmma_rs, " STR(GDN_CUDA_CHUNK_WIDE_MIN_TOKENS)
+                     " at Dk > 128; never with capture)"
                    : "");
         printf("device (measured now): device-to-device copy %.1f GB/s (read + written)\n", env->mem.gbytes_per_s);
         printf("times: CUDA graph replay (one call per state pool in a graph), 20 replays warm-up, median per call\n");

@@ -170,8 +170,8 @@ typedef enum gdn_precision {
                                     the chunk, tf32 for the solve's (~3.1e-3 relative RMS of the output,
                                     ~2e-3 of the final state at T = 4096); other calls
                                     ("chunk_split_tf32__cuda_mma", "chunk_tf32__cuda_mma"; AUTO's choice
-                                    from 64 tokens, 32 when Dk > 128) take tf32 operands throughout (10-bit mantissa; ~1.7e-3
-                                    output, ~4e-4 state). */
+                                    from 64 tokens, 32 when Dk > 128) take tf32 operands throughout
+                                    (10-bit mantissa; ~1.7e-3 output, ~4e-4 state). */
 } gdn_precision;
 
 /** Whether, and where, the state after every token is written. */

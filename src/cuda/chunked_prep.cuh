@@ -28,7 +28,7 @@
  * Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
  * (P.split_wg, sp_t_base): T, P f32 (tf32-rounded) for layouts 0 and 1; T f32 permuted and P bf16 for layout 2.
  * Shared memory per item (Dk <= 128): the raw rows (34 KB), with L and the solve's blocks over them once the
- * products are made, the diagonal inverses [C][SP_LDT] and six scalar rows: 41.5 KB (72 KB before session 17).
+ * products are made, the diagonal inverses [C][TC_LDT] and six scalar rows: 41.5 KB (72 KB before session 17).
  * Before (session 12) the CTA staged P and T in shared memory and copied them out with generic index math, and
  * read operands by scalar loads; H200, B=8 T=4096 (ncu): 225M -> 203M instructions, 381 -> 355 us
  * (docs/PERF.md, session 13). Session 17 (L and P from prescaled products, the layout at compile time, the
@@ -170,7 +170,7 @@ __device__ __forceinline__ void sp_load_gates2(const gdn_cuda_params &P, int64_t
 __device__ __forceinline__ void sp_invert_diag(const float *Lm, float *Tm, int bk)
 {
     const int lane = threadIdx.x & 31, o = 16 * bk, h = (lane >> 3) & 1, c = lane & 7;
-    float *Tb = Tm + o * SP_LDT;
+    float *Tb = Tm + o * TC_LDT;
     __syncwarp();
     float x[8];
     if (lane < 16) {
@@ -198,9 +198,9 @@ __device__ __forceinline__ void sp_invert_diag(const float *Lm, float *Tm, int b
         }
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-            Tb[(8 * h + i) * SP_LDT + 8 * h + c] = x[i]; /* f32 for the product below, rounded after it */
+            Tb[(8 * h + i) * TC_LDT + 8 * h + c] = x[i]; /* f32 for the product below, rounded after it */
             if (h)
-                Tb[i * SP_LDT + 8 + c] = 0.f; /* T12 */
+                Tb[i * TC_LDT + 8 + c] = 0.f; /* T12 */
         }
     }
     __syncwarp();
@@ -212,35 +212,35 @@ __device__ __forceinline__ void sp_invert_diag(const float *Lm, float *Tm, int b
         const float l[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
         for (int k = 0; k < 8; k++) {
-            const float2 t = *(const float2 *)(Tb + k * SP_LDT + j0);
+            const float2 t = *(const float2 *)(Tb + k * TC_LDT + j0);
             m0 = fmaf(l[k], t.x, m0);
             m1 = fmaf(l[k], t.y, m1);
         }
     }
-    *(float2 *)(Tb + (8 + r) * SP_LDT + j0) = make_float2(m0, m1);
+    *(float2 *)(Tb + (8 + r) * TC_LDT + j0) = make_float2(m0, m1);
     __syncwarp();
     float y0 = 0.f, y1 = 0.f; /* T21 = T22 M, row r (T22's row r is zero past column r) */
     {
-        const float4 a = *(const float4 *)(Tb + (8 + r) * SP_LDT + 8);
-        const float4 b = *(const float4 *)(Tb + (8 + r) * SP_LDT + 12);
+        const float4 a = *(const float4 *)(Tb + (8 + r) * TC_LDT + 8);
+        const float4 b = *(const float4 *)(Tb + (8 + r) * TC_LDT + 12);
         const float t[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
         for (int k = 0; k < 8; k++) {
-            const float2 mk = *(const float2 *)(Tb + (8 + k) * SP_LDT + j0);
+            const float2 mk = *(const float2 *)(Tb + (8 + k) * TC_LDT + j0);
             y0 = fmaf(t[k], mk.x, y0);
             y1 = fmaf(t[k], mk.y, y1);
         }
     }
     __syncwarp();
-    *(float2 *)(Tb + (8 + r) * SP_LDT + j0) = make_float2(tf32r(y0), tf32r(y1));
+    *(float2 *)(Tb + (8 + r) * TC_LDT + j0) = make_float2(tf32r(y0), tf32r(y1));
     if (lane < 16)
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            Tb[(8 * h + i) * SP_LDT + 8 * h + c] = tf32r(x[i]);
+            Tb[(8 * h + i) * TC_LDT + 8 * h + c] = tf32r(x[i]);
 }
 
 /* Warp w's 8-column strip n0 = 8 w of T = (I - L)^-1 (L strictly lower [C][TC_LDA], Tm the diagonal blocks'
-   inverses [C][SP_LDT], both tf32), blockwise down from the strip's own block b0 = w / 2 (the rows above it are
+   inverses [C][TC_LDT], both tf32), blockwise down from the strip's own block b0 = w / 2 (the rows above it are
    zero): block b0 is T_b0b0's columns, read off Tm; each block bk below, D_bk = T_bkbk (L_bk D), the sum over
    the solved blocks (the identity is zero there). X ([C][ldx]) holds the solved blocks for the sums and each R_bk
    for its product with T_bkbk; every block of the strip goes to the workspace's T block Tw as solved (sp_t_base of
@@ -253,8 +253,8 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
     const int n0 = 8 * warp, b0 = warp >> 1;
     /* per-thread bases (offsets: constants and the block's rows): the A fragments of L and the inverses (row g,
        column t4), the B fragments of X (row t4, column g of the strip), the accumulators (row g, column 2 t4) */
-    const float *La = Lm + g * TC_LDA + t4, *Ta = Tm + g * SP_LDT + t4, *Xb = X + t4 * LDX + n0 + g;
-    const float *Td = Tm + g * SP_LDT + 8 * (warp & 1) + 2 * t4; /* the strip's columns in block b0 */
+    const float *La = Lm + g * TC_LDA + t4, *Ta = Tm + g * TC_LDT + t4, *Xb = X + t4 * LDX + n0 + g;
+    const float *Td = Tm + g * TC_LDT + 8 * (warp & 1) + 2 * t4; /* the strip's columns in block b0 */
     float *Xs = X + g * LDX + n0 + 2 * t4;
     Tw += sp_t_base(LAYOUT, warp, g, t4);
 #pragma unroll 1 /* rolled: unrolled, the kernel spills 60 bytes and runs 1% slower at B=8 T=4096 */
@@ -269,7 +269,7 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
         if (bk == b0) { /* T_b0b0's columns */
 #pragma unroll
             for (int q = 0; q < 4; q++)
-                d[q] = Td[(16 * bk + 8 * (q >> 1)) * SP_LDT + (q & 1)];
+                d[q] = Td[(16 * bk + 8 * (q >> 1)) * TC_LDT + (q & 1)];
         } else {
             float r[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
@@ -291,10 +291,10 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
                 d[q] = 0.f;
 #pragma unroll
             for (int kk = 0; kk < 16; kk += 8) { /* T_bkbk R_bk */
-                const unsigned a[4] = {__float_as_uint(Ta[16 * bk * SP_LDT + kk]),
-                                       __float_as_uint(Ta[(16 * bk + 8) * SP_LDT + kk]),
-                                       __float_as_uint(Ta[16 * bk * SP_LDT + kk + 4]),
-                                       __float_as_uint(Ta[(16 * bk + 8) * SP_LDT + kk + 4])};
+                const unsigned a[4] = {__float_as_uint(Ta[16 * bk * TC_LDT + kk]),
+                                       __float_as_uint(Ta[(16 * bk + 8) * TC_LDT + kk]),
+                                       __float_as_uint(Ta[16 * bk * TC_LDT + kk + 4]),
+                                       __float_as_uint(Ta[(16 * bk + 8) * TC_LDT + kk + 4])};
                 const unsigned bb[2] = {__float_as_uint(Xb[(16 * bk + kk) * LDX]),
                                         __float_as_uint(Xb[(16 * bk + kk + 4) * LDX])};
                 mma_tf32(d, a, bb);
@@ -410,8 +410,8 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
     unsigned short *Qh = Kh + TC_C * LD;           /* [C][LD] q rows (raw), likewise */
     float *Lm = (float *)sp_raw;                   /* then [C][TC_LDA] L (strictly lower), over the rows */
     float *Xm = Lm + TC_C * TC_LDA;                /* and [C][SP_LDX] the solve's blocks after it */
-    float *Tm = (float *)(sp_raw + split_prep_rows_bytes(DKP)); /* [C][SP_LDT] the diagonal blocks' inverses */
-    float *lc = Tm + TC_C * SP_LDT;                /* [C] the running sums of the log decays */
+    float *Tm = (float *)(sp_raw + split_prep_rows_bytes(DKP)); /* [C][TC_LDT] the diagonal blocks' inverses */
+    float *lc = Tm + TC_C * TC_LDT;                /* [C] the running sums of the log decays */
     float *lc2 = lc + TC_C, *bet = lc2 + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
 
     const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;

@@ -41,7 +41,6 @@
 
 #define SP_WSB (2 * TC_C * TC_C + 4 * TC_C + 4) /* workspace floats per chunk: T, P, sk, bt, sq, cf, gl (+3) */
 #define SP_LDX (TC_C + 8)                       /* the solve's rows (T being formed) */
-#define SP_LDT 20 /* the prep's diagonal inverses, [C][SP_LDT] (16 columns: the (row g, column t4) reads hit 32 banks) */
 #define SP_LDV16 (TC_R + 8)                     /* a stage's v tile rows (16-bit) */
 #define SP_LDP (TC_C + 8) /* a stage's P rows: the 8-byte (row g, columns 2t, 2t + 1) reads hit 32 banks */
 #define SP_LDD (TC_R + 4) /* D rows: the (rows 2t, 2t + 1, column g) reads hit 32 banks */
@@ -278,7 +277,7 @@ __host__ __device__ constexpr int split_prep_rows_bytes(int dkp)
 /* Then the diagonal inverses and six [C] scalar rows (chunked_prep.cuh, sp_prep_item). */
 __host__ __device__ constexpr int split_prep_smem_bytes(int dkp)
 {
-    return split_prep_rows_bytes(dkp) + (TC_C * SP_LDT + 6 * TC_C) * 4;
+    return split_prep_rows_bytes(dkp) + (TC_C * TC_LDT + 6 * TC_C) * 4;
 }
 __host__ __device__ constexpr int split_state_smem_bytes(int dkp)
 {

@@ -54,7 +54,8 @@ __host__ __device__ constexpr int tc_ldk(int dkp)
 }
 #define TC_LDV (TC_R + 8) /* R and D rows: the (row t, column g) fragment reads hit 32 banks */
 #define TC_LDA (TC_C + 4) /* L and P rows */
-#define TC_LDT 20         /* the diagonal blocks' inverses, [C][TC_LDT] (16 columns: the (row g, column t) reads hit 32 banks) */
+#define TC_LDT 20         /* the diagonal blocks' inverses, [C][TC_LDT] (16 columns: the (row g, column t) reads hit
+                             32 banks); also the prep's (chunked_prep.cuh) */
 /* Shared memory (floats): at DKP = 256, 230 912 bytes, within the 227 KiB a CTA may take on sm_90. */
 __host__ __device__ constexpr int tc_smem_floats(int dkp)
 {
@@ -170,7 +171,7 @@ __device__ __forceinline__ void tc_load_rows(const gdn_cuda_params &P, const voi
 /* The vector path of the rows: every load first (tc_issue_rows), then the stores with each row's norm
    (tc_store_rows: the RL threads of a row reduce its sum of squares by shuffles; sc[t] = mul times
    1 / |row| with the L2 norm, else mul). A row's DKP / 4 four-element pieces go to RL = min(DKP / 4, 32)
-   lanes of one warp, TC_RP = DKP / 4 / RL pieces each (two at DKP = 256): piece u of a thread is row
+   lanes of one warp, RP = DKP / 4 / RL pieces each (two at DKP = 256): piece u of a thread is row
    (tid + (u / RP) TC_THREADS) / RL, columns 4 ((tid + (u / RP) TC_THREADS) % RL + RL (u % RP)) .. + 3. */
 __host__ __device__ constexpr int tc_row_lanes(int dkp)
 {
