@@ -133,22 +133,33 @@ __device__ __forceinline__ const void *fast_in(const void *base, int in, size_t 
     return in == 0 ? (const void *)((const float *)base + off) : (const void *)((const unsigned short *)base + off);
 }
 
-/* g_t and beta_t of sequence tokens tok0 + t, head h, from global memory (any gate dtype). */
+/* g_t and beta_t of a sequence's tokens t, head h, from global memory (any gate dtype): g and b point at token
+   0's elements, one token every `ts` elements. */
 struct fast_gates_global {
-    const gdn_cuda_params &P;
-    size_t tok0;
-    int h;
-    __device__ fast_gates_global(const gdn_cuda_params &p, size_t t0, int hh) : P(p), tok0(t0), h(hh) {}
-    __device__ void operator()(int t, float *g, float *b) const
+    const void *g, *b;
+    size_t ts;
+    int gdt;
+    __device__ fast_gates_global(const gdn_cuda_params &P, size_t tok0, int h, int gate_dtype)
+        : ts((size_t)P.Hv), gdt(gate_dtype)
     {
-        const size_t go = (tok0 + t) * P.Hv + h;
-        if (P.gate_dtype == GDN_DTYPE_F32) {
-            *g = ((const float *)P.g)[go];
-            *b = ((const float *)P.beta)[go];
+        const size_t go = tok0 * P.Hv + h;
+        const int esz = gate_dtype == GDN_DTYPE_F32 ? 4 : 2;
+        g = (const char *)P.g + go * esz;
+        b = (const char *)P.beta + go * esz;
+    }
+    __device__ void operator()(int t, float *gv, float *bv) const
+    {
+        if (gdt == GDN_DTYPE_F32) {
+            *gv = ((const float *)g)[t * ts];
+            *bv = ((const float *)b)[t * ts];
         } else {
-            *g = cvt16(((const unsigned short *)P.g)[go], P.gate_dtype);
-            *b = cvt16(((const unsigned short *)P.beta)[go], P.gate_dtype);
+            *gv = cvt16(((const unsigned short *)g)[t * ts], gdt);
+            *bv = cvt16(((const unsigned short *)b)[t * ts], gdt);
         }
+    }
+    __device__ void pin_all()
+    {
+        pin(g), pin(b), pin(gdt);
     }
 };
 
@@ -159,7 +170,7 @@ struct fast_gates_global {
  * |q|^2, |k|^2, k.q over the group (xor shuffles); the group's first lane also takes g_t and beta_t
  * (gates(t, &g, &beta)). Called by every thread of the CTA (FAST_THREADS); the caller syncs. */
 template <int D, int IN, class Gates>
-__device__ __forceinline__ void fast_stage_qk(const gdn_cuda_params &P, int T, const void *qb, const void *kb, size_t ts,
+__device__ __forceinline__ void fast_stage_qk(const call_consts &C, int T, const void *qb, const void *kb, size_t ts,
                                               int h, float *qsm, float *ksm, float *coef, Gates gates)
 {
     constexpr int G = D / 8;
@@ -200,10 +211,10 @@ __device__ __forceinline__ void fast_stage_qk(const gdn_cuda_params &P, int T, c
             kd[0] = make_float4(kv[0], kv[1], kv[2], kv[3]);
             kd[1] = make_float4(kv[4], kv[5], kv[6], kv[7]);
             if (j == 0) {
-                const float qsc = P.scale * (P.l2norm ? rsqrtf(qq + 1e-6f) : 1.0f);
-                const float ksc = P.l2norm ? rsqrtf(kk + 1e-6f) : 1.0f;
+                const float qsc = C.scale * (C.l2n ? rsqrtf(qq + 1e-6f) : 1.0f);
+                const float ksc = C.l2n ? rsqrtf(kk + 1e-6f) : 1.0f;
                 float dec, be = braw;
-                dec = gate_decay(P, h, graw, &be);
+                dec = gate_decay_c(C, h, graw, &be);
                 *(float4 *)(coef + 8 * t) = make_float4(-(be * (dec * ksc)), dec * qsc, kq * (qsc * ksc), ksc);
                 *(float4 *)(coef + 8 * t + 4) = make_float4(dec, be, qsc, 0.f);
             }
@@ -212,9 +223,13 @@ __device__ __forceinline__ void fast_stage_qk(const gdn_cuda_params &P, int T, c
 }
 
 /* D, FL: see above. MULTI: T in 1 .. FAST_TMAX (else T = 1). IN: 0 f32, 1 bf16, 2 f16 inputs. CAP: dense
- * capture (MULTI only; compiled apart: the capture stores cost registers). */
-template <int D, int FL, bool MULTI, int IN, bool CAP>
-__global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_constant__ gdn_cuda_params P)
+ * capture (MULTI only; compiled apart: the capture stores cost registers). OCC: the occupancy form, which the
+ * launcher takes for multi-token calls without capture at D <= 8 FL past 4 CTAs per SM: at most 64 registers, 8
+ * CTAs per SM, its output pointer made after the staging (H200, B=8 T=4 at 16 lanes and J = 4, 1024 CTAs: 15.5 us
+ * against 18.8 at 72 registers, 7 CTAs per SM); the other form makes it before the wait and pins it (72
+ * registers; verify B=1 T=4: 4.12 us against 4.37 at 64; docs/PERF.md, session 19). */
+template <int D, int FL, bool MULTI, int IN, bool CAP, bool OCC>
+__global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
     constexpr int G = D / 8, TM = MULTI ? FAST_TMAX : 1;
@@ -224,6 +239,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
     __shared__ __align__(16) float coef[TM * 8];
     __shared__ float vsm[TM * ROWS << FAST_JLOG_MAX];
 
+    params_warm(P); /* first of all (params.cuh) */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
     /* this CTA walks the J = 2^jl consecutive tiles tile0 .. tile0 + J - 1 of head h */
     const int jl = P.fast_jlog, J = 1 << jl, cl = ilog2c(TILES) - jl; /* 2^cl CTAs per head */
@@ -233,33 +249,58 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
     float *tp, *wp; /* the tiles read and written */
     fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
 
+    /* every parameter the call reads, into registers before the wait (pin): the inputs at this CTA's elements,
+       the output at this row's, the scalars, the check's word */
+    const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
+    const size_t tok0 = (size_t)n * (unsigned)T; /* the sequence's first token row */
+    const size_t qts = (size_t)P.Hk * D;         /* a token's step in q and k */
+    const void *qb = fast_in(P.q, IN, (tok0 * P.Hk + hk) * D), *kb = fast_in(P.k, IN, (tok0 * P.Hk + hk) * D);
+    /* the J tiles' v values of token 0 (token t adds t Hv D) */
+    const void *vb = fast_in(P.v, IN, (tok0 * Hv + h) * D + tile0 * ROWS);
+    const call_consts C = call_consts_of(P);
+    const int32_t *err = P.checked ? &P.words->call_error : NULL;
+    fast_gates_global gates(P, tok0, h, C.gdt);
+    pin(qb), pin(kb), pin(vb), pin(err);
+    gates.pin_all();
+    /* this row's output element of token 0 in tile 0; token t adds t * Hv * D (fits: see fast_ok), tile j adds
+       j * ROWS; and for dense capture this row's state after token 0 in tile 0 (token t adds t Hv D^2, tile j
+       j ROWS D): pinned in the small-batch form (OCC: read after the wait, the registers cost occupancy) */
+    const size_t oo = (tok0 * Hv + h) * D + tile0 * ROWS + rr;
+    char *ob = NULL;
+    float *capb = NULL;
+    auto out_ptrs = [&] {
+        ob = P.out ? (char *)P.out + oo * (C.odt == GDN_DTYPE_F32 ? 4 : 2) : NULL;
+        capb = CAP ? P.cap + (tok0 * Hv + h) * (size_t)(D * D) + (size_t)(tile0 * ROWS + rr) * D : NULL;
+    };
+    if constexpr (!OCC) {
+        out_ptrs();
+        pin(ob), pin(capb);
+    }
+
     if (P.early_trigger)
         grid_dependency_trigger();
     if (lane == 0 && tp) /* a quarter of the CTA's J * ROWS contiguous rows into L2 per warp, while earlier work finishes */
         prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
     grid_dependency_wait();
-    if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
+    if (err && __ldcg(err)) /* the check found an error: write nothing */
         return;
 
     /* the state rows, all loads at once */
     float4 s[KV];
     fast_load_rows<KV, FL>(tp, rr * D, lr, s, CAP);
-    const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
-    const size_t tok0 = (size_t)n * (unsigned)T; /* the sequence's first token row */
 
     /* the J tiles' v values (the last threads: the first ones stage q and k) */
     const int vl = ilog2c(ROWS) + jl; /* 2^vl = J * ROWS rows per token */
     for (int i = FAST_THREADS - 1 - tid; i < T << vl; i += FAST_THREADS) {
         const int t = i >> vl, q = i - (t << vl);
-        vsm[i] = ld1<IN>(P.v, ((tok0 + t) * Hv + h) * D + tile0 * ROWS + q);
+        vsm[i] = ld1<IN>(vb, (size_t)t * Hv * D + q);
     }
-    fast_stage_qk<D, IN>(P, T, fast_in(P.q, IN, (tok0 * P.Hk + hk) * D), fast_in(P.k, IN, (tok0 * P.Hk + hk) * D),
-                         (size_t)P.Hk * D, h, qsm, ksm, coef, fast_gates_global(P, tok0, h));
+    fast_stage_qk<D, IN>(C, T, qb, kb, qts, h, qsm, ksm, coef, gates);
     __syncthreads();
+    if constexpr (OCC)
+        out_ptrs();
 
-    /* this row's output element of token 0 in tile 0; token t adds t * Hv * D (fits: see fast_ok),
-       tile j adds j * ROWS */
-    const size_t oo = (tok0 * Hv + h) * D + tile0 * ROWS + rr;
+
     for (int j = 0;; j++) {
         float4 sn[KV]; /* the next tile's rows, loaded while this tile's tokens run */
         if (j + 1 < J) {
@@ -285,11 +326,10 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_kernel(const __grid_cons
             const float y = fmaf(c0.y, sq, delta * c0.z);
             const float dk = delta * c0.w, dec = c1.x;
             row_update<KV>(s, kf, dk, dec);
-            if (P.out && lr == (t & (FL - 1)))
-                st_elem(P.out, P.out_dtype, (int64_t)(oo + (unsigned)(t * Hv * D + j * ROWS)), y);
+            if (ob && lr == (t & (FL - 1)))
+                st_elem(ob, C.odt, (int64_t)(unsigned)(t * Hv * D + j * ROWS), y);
             if constexpr (CAP) { /* dense capture [B, T, Hv, D, D]: the state after token t */
-                float4 *cd = (float4 *)(P.cap + ((tok0 + t) * Hv + h) * (size_t)(D * D) +
-                                        (size_t)((tile0 + j) * ROWS + rr) * D);
+                float4 *cd = (float4 *)(capb + (size_t)t * Hv * (D * D) + (size_t)(j * ROWS) * D);
 #pragma unroll
                 for (int i = 0; i < KV; i++)
                     __stcs(&cd[i * FL + lr], s[i]);
@@ -334,40 +374,54 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
 {
     constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
     static_assert(KV >= 1 && TILES >= 1, "fast1_kernel: bad D / FL");
+    params_warm(P); /* first of all (params.cuh) */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
     const int jl = JT ? P.fast_jlog : 0, J = 1 << jl, cl = ilog2c(TILES) - jl;
     const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
-    const int Hv = P.Hv;
     const int rr = warp * RPW + lane / FL;
     float *tp, *wp; /* the tiles read and written */
     fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
+
+    /* every parameter this call reads, into registers before the wait (pin): q, k, v, g, beta and out at this
+       CTA's elements, the gate convention, the scales, the check's word */
+    const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
+    const size_t qo = ((size_t)n * P.Hk + hk) * D, go = (size_t)n * P.Hv + h;
+    const size_t ro = go * D + tile0 * ROWS + rr; /* this row's v and y element in tile 0; tile j adds j * ROWS */
+    const int gsz = P.gate_dtype == GDN_DTYPE_F32 ? 4 : 2, osz = P.out_dtype == GDN_DTYPE_F32 ? 4 : 2;
+    const char *qb = (const char *)fast_in(P.q, IN, qo), *kb = (const char *)fast_in(P.k, IN, qo);
+    const char *vb = (const char *)fast_in(P.v, IN, ro);
+    const char *gb = (const char *)P.g + go * gsz, *bb = (const char *)P.beta + go * gsz;
+    char *ob = P.out ? (char *)P.out + ro * osz : NULL;
+    const float *A_log = P.A_log, *dt_bias = P.dt_bias;
+    const int32_t *err = P.checked ? &P.words->call_error : NULL;
+    int gate = P.gate, gdt = P.gate_dtype, odt = P.out_dtype, l2n = P.l2norm;
+    float scale = P.scale;
+    pin(qb), pin(kb), pin(vb), pin(gb), pin(bb), pin(ob), pin(A_log), pin(dt_bias), pin(err);
+    pin(gate), pin(gdt), pin(odt), pin(l2n), pin(scale);
 
     if (P.early_trigger)
         grid_dependency_trigger();
     if (lane == 0 && tp)
         prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
     grid_dependency_wait();
-    if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
+    if (err && __ldcg(err)) /* the check found an error: write nothing */
         return;
 
     float4 s[KV], qf[KV], kf[KV];
     fast_load_rows<KV, FL>(tp, rr * D, lr, s);
-    const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
-    const size_t qo = ((size_t)n * P.Hk + hk) * D, go = (size_t)n * Hv + h;
 #pragma unroll
     for (int i = 0; i < KV; i++) {
-        qf[i] = ld4<IN>(P.q, qo + 4 * (i * FL + lr));
-        kf[i] = ld4<IN>(P.k, qo + 4 * (i * FL + lr));
+        qf[i] = ld4<IN>(qb, 4 * (i * FL + lr));
+        kf[i] = ld4<IN>(kb, 4 * (i * FL + lr));
     }
-    const size_t ro = go * D + tile0 * ROWS + rr; /* this row's v and y element in tile 0; tile j adds j * ROWS */
-    float v = ld1<IN>(P.v, ro);
+    float v = ld1<IN>(vb, 0);
     float graw, be;
-    if (P.gate_dtype == GDN_DTYPE_F32) {
-        graw = ((const float *)P.g)[go];
-        be = ((const float *)P.beta)[go];
+    if (gdt == GDN_DTYPE_F32) {
+        graw = *(const float *)gb;
+        be = *(const float *)bb;
     } else {
-        graw = cvt16(((const unsigned short *)P.g)[go], P.gate_dtype);
-        be = cvt16(((const unsigned short *)P.beta)[go], P.gate_dtype);
+        graw = cvt16(*(const unsigned short *)gb, gdt);
+        be = cvt16(*(const unsigned short *)bb, gdt);
     }
     float dec = 0.f, qsc = 0.f, ksc = 0.f, kqs = 0.f;
     for (int j = 0;; j++) {
@@ -375,7 +429,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
         float vn = 0.f;
         if (j + 1 < J) {
             fast_load_rows<KV, FL>(tp, ((j + 1) * ROWS + rr) * D, lr, sn);
-            vn = ld1<IN>(P.v, ro + (j + 1) * ROWS);
+            vn = ld1<IN>(vb, (j + 1) * ROWS);
         }
         float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
         if (j == 0) { /* the norms, k.q and the gate once, their reduction merged with tile 0's dots */
@@ -388,9 +442,9 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
                 sk += __shfl_xor_sync(0xffffffffu, sk, o);
                 sq += __shfl_xor_sync(0xffffffffu, sq, o);
             }
-            dec = gate_decay(P, h, graw, &be);
-            qsc = P.scale * (P.l2norm ? rsqrtf(qq + 1e-6f) : 1.0f);
-            ksc = P.l2norm ? rsqrtf(kk + 1e-6f) : 1.0f;
+            dec = gate_decay_of(gate, A_log, dt_bias, h, graw, &be);
+            qsc = scale * (l2n ? rsqrtf(qq + 1e-6f) : 1.0f);
+            ksc = l2n ? rsqrtf(kk + 1e-6f) : 1.0f;
             kqs = kq * (qsc * ksc);
         } else {
 #pragma unroll
@@ -403,8 +457,8 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
         const float y = fmaf(dec, qsc * sq, delta * kqs);
         const float dk = delta * ksc;
         row_update<KV>(s, kf, dk, dec);
-        if (P.out && lr == 0)
-            st_elem(P.out, P.out_dtype, (int64_t)(ro + j * ROWS), y);
+        if (ob && lr == 0)
+            st_elem(ob, odt, (int64_t)(j * ROWS), y);
         fast_store_rows<KV, FL>(wp, (j * ROWS + rr) * D, lr, s);
         if (j + 1 == J)
             break;

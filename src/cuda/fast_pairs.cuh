@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
     auto load_gates = [&](int64_t it, float *g, float *b) {
         int n, h, t0;
         pairs_item(P, it, per, jl, &n, &h, &t0);
-        fast_gates_global(P, (size_t)n * (unsigned)T, h)(tid, g, b);
+        fast_gates_global(P, (size_t)n * (unsigned)T, h, P.gate_dtype)(tid, g, b);
     };
 
     /* read and write rows of items k, k + 1, k + 2 (the fetches run NB tiles ahead), whether they exist */
@@ -265,6 +265,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
         grid_dependency_trigger();
     if (lane == 0 && rd0) /* this warp's rows of its first tile into L2 while earlier work finishes */
         prefetch_l2(rd0, WB * 4);
+    params_warm(P);
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
         return;
@@ -332,7 +333,8 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
         }
         const unsigned char *in = in0 + (k & 1) * inb;
         pairs_wait(&ibar[k & 1], (unsigned)(k >> 1) & 1u);
-        fast_stage_qk<D, IN>(P, T, in, in + T * D * ESZ, (size_t)D, h, qsm, ksm, raw, pairs_gates_smem(gsm, bsm));
+        fast_stage_qk<D, IN>(call_consts_of(P), T, in, in + T * D * ESZ, (size_t)D, h, qsm, ksm, raw,
+                             pairs_gates_smem(gsm, bsm));
         const int vi = (FAST_THREADS - 1 - tid) * 8; /* the last threads: the first ones stage q and k */
         if (vi < T * JTR) {
             float vv[8];

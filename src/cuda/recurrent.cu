@@ -144,16 +144,57 @@ __device__ __forceinline__ float softplus_f(float x)
 
 /* One token's decay from its gate value g, by the gate convention; for the raw (fused) gate also
    beta = sigmoid(b) in place: decay = exp(-exp(A_log[h]) softplus(a + dt_bias[h])). */
-__device__ __forceinline__ float gate_decay(const gdn_cuda_params &P, int h, float g, float *be)
+__device__ __forceinline__ float gate_decay_of(int gate, const float *A_log, const float *dt_bias, int h, float g,
+                                               float *be)
 {
-    switch (P.gate) {
+    switch (gate) {
     case GDN_GATE_LOG: return expf(g);
     case GDN_GATE_LINEAR: return g;
     case GDN_GATE_NEGLOG: return expf(-g);
     default:
         *be = 1.0f / (1.0f + expf(-*be));
-        return expf(-expf(P.A_log[h]) * softplus_f(g + P.dt_bias[h]));
+        return expf(-expf(A_log[h]) * softplus_f(g + dt_bias[h]));
     }
+}
+__device__ __forceinline__ float gate_decay(const gdn_cuda_params &P, int h, float g, float *be)
+{
+    return gate_decay_of(P.gate, P.A_log, P.dt_bias, h, g, be);
+}
+
+/* Keep x computed here, in a register: a volatile asm that "changes" it, ordered with the other volatile asms
+   (griddepcontrol.wait). The fast path's kernels read their parameters and make their input pointers before
+   they wait for earlier work, so that neither the constant-bank reads nor the address arithmetic sit on the
+   call's dependent chain after the wait (H200, bench_cuda: decode B=1 2.54 -> 2.22 us, verify T=4 B=1 4.47 ->
+   4.14; docs/PERF.md, session 19). */
+__device__ __forceinline__ void pin(int &x)
+{
+    asm volatile("" : "+r"(x));
+}
+__device__ __forceinline__ void pin(float &x)
+{
+    asm volatile("" : "+f"(x));
+}
+template <class T>
+__device__ __forceinline__ void pin(T *&x)
+{
+    asm volatile("" : "+l"(x));
+}
+/* The scalars of a call that the token arithmetic reads, read (and pinned) at once: the gate convention and its
+   parameter pointers, the gate and output dtypes, the norms' switch and the attention scale. */
+struct call_consts {
+    int gate, gdt, odt, l2n;
+    float scale;
+    const float *A_log, *dt_bias;
+};
+__device__ __forceinline__ call_consts call_consts_of(const gdn_cuda_params &P)
+{
+    call_consts c = {P.gate, P.gate_dtype, P.out_dtype, P.l2norm, P.scale, P.A_log, P.dt_bias};
+    pin(c.gate), pin(c.gdt), pin(c.odt), pin(c.l2n), pin(c.scale), pin(c.A_log), pin(c.dt_bias);
+    return c;
+}
+__device__ __forceinline__ float gate_decay_c(const call_consts &c, int h, float g, float *be)
+{
+    return gate_decay_of(c.gate, c.A_log, c.dt_bias, h, g, be);
 }
 
 __device__ __forceinline__ void grid_dependency_wait()
@@ -576,6 +617,7 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
 
     if (P.early_trigger)
         grid_dependency_trigger(); /* the next kernel may launch now: it waits for our completion */
+    params_warm(P);                /* before any wait (params.cuh) */
     if (!P.checked) {
         /* before waiting for earlier work: this warp's first state tile into L2 (no index arrays
            here, so the slot is the sequence). L2 is the point of coherence: a tile that earlier
@@ -858,6 +900,7 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
 
     if (P.early_trigger)
         grid_dependency_trigger();
+    params_warm(P); /* before any wait (params.cuh) */
     if (!P.checked) {
         /* as in the decode kernel: the first tile into L2 before the wait (no index arrays) */
         if (VEC && P.pool && (int64_t)blockIdx.x < P.items && tid < BR) {
@@ -1151,11 +1194,16 @@ static int key_vectors(int dk)
 }
 
 template <int D, int FL, bool MULTI, bool CAP>
-static kernel_fn pick_fast_in(int dtype)
+static kernel_fn pick_fast_in(int dtype, bool occ)
 {
-    return dtype == GDN_DTYPE_F32    ? fast_kernel<D, FL, MULTI, 0, CAP>
-           : dtype == GDN_DTYPE_BF16 ? fast_kernel<D, FL, MULTI, 1, CAP>
-                                     : fast_kernel<D, FL, MULTI, 2, CAP>;
+    if constexpr (MULTI && !CAP && D <= 8 * FL) /* the occupancy form (fast_kernel's OCC) */
+        if (occ)
+            return dtype == GDN_DTYPE_F32    ? fast_kernel<D, FL, MULTI, 0, CAP, true>
+                   : dtype == GDN_DTYPE_BF16 ? fast_kernel<D, FL, MULTI, 1, CAP, true>
+                                             : fast_kernel<D, FL, MULTI, 2, CAP, true>;
+    return dtype == GDN_DTYPE_F32    ? fast_kernel<D, FL, MULTI, 0, CAP, false>
+           : dtype == GDN_DTYPE_BF16 ? fast_kernel<D, FL, MULTI, 1, CAP, false>
+                                     : fast_kernel<D, FL, MULTI, 2, CAP, false>;
 }
 
 template <int D, int FL, bool JT>
@@ -1166,37 +1214,38 @@ static kernel_fn pick_fast1(int dtype)
 }
 
 template <int D, int FL>
-static kernel_fn pick_fast_t(bool multi, bool self, int dtype, bool tiles, bool cap)
+static kernel_fn pick_fast_t(bool multi, bool self, int dtype, bool tiles, bool cap, bool occ)
 {
     if (!multi && self)
         return tiles ? pick_fast1<D, FL, true>(dtype) : pick_fast1<D, FL, false>(dtype);
     if (multi && cap)
-        return pick_fast_in<D, FL, true, true>(dtype);
-    return multi ? pick_fast_in<D, FL, true, false>(dtype) : pick_fast_in<D, FL, false, false>(dtype);
+        return pick_fast_in<D, FL, true, true>(dtype, occ);
+    return multi ? pick_fast_in<D, FL, true, false>(dtype, occ) : pick_fast_in<D, FL, false, false>(dtype, occ);
 }
 
 /* The fast kernel for D (a power of two, 32 .. 256) and its lanes per row. *lpr: in = the wish
  * (GDN_CUDA_FAST_LPR: lanes per row for D = 128, 8, 16 or 32, 0 automatic; plus 100: decode through
- * fast1_kernel, plus 200: decode through the staged fast_kernel); out = the lanes per row taken. */
-static kernel_fn pick_fast(int D, int *lpr, bool multi, int dtype, bool tiles, bool cap)
+ * fast1_kernel, plus 200: decode through the staged fast_kernel); out = the lanes per row taken. tiles: decode
+ * with several tiles per CTA (fast1_kernel's JT); occ: fast_kernel's occupancy form where it has one. */
+static kernel_fn pick_fast(int D, int *lpr, bool multi, int dtype, bool tiles, bool cap, bool occ)
 {
     const int want = *lpr % 100;
     const bool self = *lpr / 100 != 2; /* decode without staging unless asked */
     switch (D) {
-    case 32: *lpr = 8; return pick_fast_t<32, 8>(multi, self, dtype, tiles, cap);
-    case 64: *lpr = 8; return pick_fast_t<64, 8>(multi, self, dtype, tiles, cap);
+    case 32: *lpr = 8; return pick_fast_t<32, 8>(multi, self, dtype, tiles, cap, occ);
+    case 64: *lpr = 8; return pick_fast_t<64, 8>(multi, self, dtype, tiles, cap, occ);
     case 128:
         if (want == 8) {
             *lpr = 8;
-            return pick_fast_t<128, 8>(multi, self, dtype, tiles, cap);
+            return pick_fast_t<128, 8>(multi, self, dtype, tiles, cap, occ);
         }
         if (want == 32) {
             *lpr = 32;
-            return pick_fast_t<128, 32>(multi, self, dtype, tiles, cap);
+            return pick_fast_t<128, 32>(multi, self, dtype, tiles, cap, occ);
         }
         *lpr = 16;
-        return pick_fast_t<128, 16>(multi, self, dtype, tiles, cap);
-    default: *lpr = 16; return pick_fast_t<256, 16>(multi, self, dtype, tiles, cap);
+        return pick_fast_t<128, 16>(multi, self, dtype, tiles, cap, occ);
+    default: *lpr = 16; return pick_fast_t<256, 16>(multi, self, dtype, tiles, cap, occ);
     }
 }
 
@@ -1429,7 +1478,8 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
         int lpr = fast_lpr;
         if (lpr % 100 == 0)
             lpr += p.T > 1 || p.N * p.Hv <= 2 * (int64_t)num_sms ? 16 : 8;
-        kernel_fn fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, false, p.cap_mode == GDN_CAPTURE_DENSE);
+        const int wish = lpr;
+        (void)pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, false, false, false); /* the lanes per row taken */
         const int tiles = p.Dk * lpr / FAST_THREADS; /* rows per CTA: FAST_THREADS / lpr */
         /* tiles per CTA (J): the most, up to 2 for decode and 4 for multi-token calls, that leave
            at least 4 CTAs per SM; each CTA prefetches its J tiles into L2 at its start and loads tile
@@ -1447,8 +1497,13 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
                 jlog++;
         }
         p.fast_jlog = jlog;
-        if (jlog > 0) /* decode: the kernel compiled for several tiles per CTA */
-            fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, true, p.cap_mode == GDN_CAPTURE_DENSE);
+        /* decode: the kernel compiled for several tiles per CTA where J > 1; multi-token calls: fast_kernel's
+           occupancy form past 4 CTAs per SM (B=1 T=4, 3.9 per SM: 4.12 us at 72 registers against 4.37 at 64;
+           B=8 T=4 at J = 4, 7.8 per SM: 15.5 against 18.8) */
+        const int64_t ctas = p.N * p.Hv * (tiles >> jlog);
+        lpr = wish;
+        const kernel_fn fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, jlog > 0, p.cap_mode == GDN_CAPTURE_DENSE,
+                                       ctas > 4 * (int64_t)num_sms);
         cfg.blockDim = dim3(FAST_THREADS, 1, 1);
         cfg.gridDim = dim3((unsigned)(p.Hv * (tiles >> jlog)), (unsigned)p.N, 1);
         cfg.dynamicSmemBytes = 0;
