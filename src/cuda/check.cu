@@ -138,7 +138,6 @@ __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_c
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     /* earlier work in the stream first (this kernel may be a programmatic dependent), then let the
        compute kernel launch: it reads states before it waits for this kernel */
-    params_warm(P);
     asm volatile("griddepcontrol.wait;" ::: "memory");
     asm volatile("griddepcontrol.launch_dependents;");
 #endif

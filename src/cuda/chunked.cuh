@@ -89,8 +89,6 @@ __global__ void __launch_bounds__(CT) chunk_prefill_kernel(const __grid_constant
     const int hk = P.grouped ? h / P.ratio : h % P.Hk;
     const int64_t prs = P.kv_layout ? P.ps[3] : P.ps[2], pcs = P.kv_layout ? P.ps[2] : P.ps[3];
 
-    params_warm(P);
-
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;

@@ -543,7 +543,6 @@ template <int DKP, bool F16>
 __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     extern __shared__ __align__(16) unsigned char sp_raw[];
-    params_warm(P);
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;
@@ -564,7 +563,6 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     chunk_split_prep_persistent_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     extern __shared__ __align__(16) unsigned char sp_raw[];
-    params_warm(P);
     grid_dependency_wait();
     grid_dependency_trigger(); /* every CTA past its wait: the state pass may launch (earlier work is complete) */
     if (P.checked && __ldcg(&P.words->call_error))

@@ -424,7 +424,6 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     /* overlapped with the prep (P.sp_flags, PW only): launched once every prep CTA is past its own wait for
        earlier work, so that work is complete; the prep's items are waited for one by one (sp_flag_wait_warp) */
     const bool ovl = PW && P.sp_flags;
-    params_warm(P);
     if (!ovl)
         grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))

@@ -449,8 +449,6 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_split_state_kernel(const 
     const int sm0 = 16 * (warp & 1), sn0 = 8 * NTW * ((warp >> 1) & 1);
     const tc_tile tile = {h, r0, ct.rows, Dk, sm0, sn0, g, t4, ct.prs, ct.pcs};
 
-    params_warm(P);
-
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;

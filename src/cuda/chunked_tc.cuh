@@ -593,8 +593,6 @@ __global__ void __launch_bounds__(TC_THREADS, 1) chunk_tc_kernel(const __grid_co
     const int sm0 = 16 * (warp & 1), sn0 = 8 * NTW * ((warp >> 1) & 1);
     const tc_tile tile = {h, r0, rows, Dk, sm0, sn0, g, t4, prs, pcs};
 
-    params_warm(P);
-
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;

@@ -369,7 +369,6 @@ __global__ void __launch_bounds__(TC_THREADS, 1)
     }
     __syncthreads();
     unsigned phase = 0u; /* bit st: the parity of stage st's next wait */
-    params_warm(P);
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;

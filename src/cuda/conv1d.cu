@@ -93,7 +93,6 @@ __global__ void __launch_bounds__(CONV_MAX_THREADS) conv1d_kernel(const __grid_c
     constexpr int W = K + 1;
     if (P.early_trigger)
         conv_trigger(); /* the next kernel may launch: it waits for our completion before it reads */
-    params_warm(P); /* before any wait (params.cuh) */
     bool waited = !P.checked;
     if (!P.checked)
         conv_wait(); /* no check kernel in front: earlier work must be visible before any load */

@@ -239,7 +239,6 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
     __shared__ __align__(16) float coef[TM * 8];
     __shared__ float vsm[TM * ROWS << FAST_JLOG_MAX];
 
-    params_warm(P); /* first of all (params.cuh) */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
     /* this CTA walks the J = 2^jl consecutive tiles tile0 .. tile0 + J - 1 of head h */
     const int jl = P.fast_jlog, J = 1 << jl, cl = ilog2c(TILES) - jl; /* 2^cl CTAs per head */
@@ -374,7 +373,6 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
 {
     constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
     static_assert(KV >= 1 && TILES >= 1, "fast1_kernel: bad D / FL");
-    params_warm(P); /* first of all (params.cuh) */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL;
     const int jl = JT ? P.fast_jlog : 0, J = 1 << jl, cl = ilog2c(TILES) - jl;
     const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
@@ -383,21 +381,18 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
     fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
 
     /* every parameter this call reads, into registers before the wait (pin): q, k, v, g, beta and out at this
-       CTA's elements, the gate convention, the scales, the check's word */
+       CTA's elements, the scalars, the check's word */
     const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
-    const size_t qo = ((size_t)n * P.Hk + hk) * D, go = (size_t)n * P.Hv + h;
-    const size_t ro = go * D + tile0 * ROWS + rr; /* this row's v and y element in tile 0; tile j adds j * ROWS */
-    const int gsz = P.gate_dtype == GDN_DTYPE_F32 ? 4 : 2, osz = P.out_dtype == GDN_DTYPE_F32 ? 4 : 2;
-    const char *qb = (const char *)fast_in(P.q, IN, qo), *kb = (const char *)fast_in(P.k, IN, qo);
-    const char *vb = (const char *)fast_in(P.v, IN, ro);
-    const char *gb = (const char *)P.g + go * gsz, *bb = (const char *)P.beta + go * gsz;
-    char *ob = P.out ? (char *)P.out + ro * osz : NULL;
-    const float *A_log = P.A_log, *dt_bias = P.dt_bias;
+    const size_t qo = ((size_t)n * P.Hk + hk) * D;
+    const size_t ro = ((size_t)n * P.Hv + h) * D + tile0 * ROWS + rr; /* this row's v and y element in tile 0;
+                                                                          tile j adds j * ROWS */
+    const call_consts C = call_consts_of(P);
+    const void *qb = fast_in(P.q, IN, qo), *kb = fast_in(P.k, IN, qo), *vb = fast_in(P.v, IN, ro);
+    char *ob = P.out ? (char *)P.out + ro * (C.odt == GDN_DTYPE_F32 ? 4 : 2) : NULL;
     const int32_t *err = P.checked ? &P.words->call_error : NULL;
-    int gate = P.gate, gdt = P.gate_dtype, odt = P.out_dtype, l2n = P.l2norm;
-    float scale = P.scale;
-    pin(qb), pin(kb), pin(vb), pin(gb), pin(bb), pin(ob), pin(A_log), pin(dt_bias), pin(err);
-    pin(gate), pin(gdt), pin(odt), pin(l2n), pin(scale);
+    fast_gates_global gates(P, (size_t)n, h, C.gdt); /* T = 1: sequence n's token row is n */
+    pin(qb), pin(kb), pin(vb), pin(ob), pin(err);
+    gates.pin_all();
 
     if (P.early_trigger)
         grid_dependency_trigger();
@@ -416,13 +411,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
     }
     float v = ld1<IN>(vb, 0);
     float graw, be;
-    if (gdt == GDN_DTYPE_F32) {
-        graw = *(const float *)gb;
-        be = *(const float *)bb;
-    } else {
-        graw = cvt16(*(const unsigned short *)gb, gdt);
-        be = cvt16(*(const unsigned short *)bb, gdt);
-    }
+    gates(0, &graw, &be);
     float dec = 0.f, qsc = 0.f, ksc = 0.f, kqs = 0.f;
     for (int j = 0;; j++) {
         float4 sn[KV];
@@ -442,9 +431,9 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
                 sk += __shfl_xor_sync(0xffffffffu, sk, o);
                 sq += __shfl_xor_sync(0xffffffffu, sq, o);
             }
-            dec = gate_decay_of(gate, A_log, dt_bias, h, graw, &be);
-            qsc = scale * (l2n ? rsqrtf(qq + 1e-6f) : 1.0f);
-            ksc = l2n ? rsqrtf(kk + 1e-6f) : 1.0f;
+            dec = gate_decay_c(C, h, graw, &be);
+            qsc = C.scale * (C.l2n ? rsqrtf(qq + 1e-6f) : 1.0f);
+            ksc = C.l2n ? rsqrtf(kk + 1e-6f) : 1.0f;
             kqs = kq * (qsc * ksc);
         } else {
 #pragma unroll
@@ -458,7 +447,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
         const float dk = delta * ksc;
         row_update<KV>(s, kf, dk, dec);
         if (ob && lr == 0)
-            st_elem(ob, odt, (int64_t)(j * ROWS), y);
+            st_elem(ob, C.odt, (int64_t)(j * ROWS), y);
         fast_store_rows<KV, FL>(wp, (j * ROWS + rr) * D, lr, s);
         if (j + 1 == J)
             break;

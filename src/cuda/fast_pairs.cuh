@@ -265,7 +265,6 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
         grid_dependency_trigger();
     if (lane == 0 && rd0) /* this warp's rows of its first tile into L2 while earlier work finishes */
         prefetch_l2(rd0, WB * 4);
-    params_warm(P);
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
         return;

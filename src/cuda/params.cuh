@@ -182,23 +182,4 @@ int64_t gdn_cuda_chunk_flag_words(const gdn_cuda_params *p, int num_sms);
  * else NULL. tc: problem.precision is not F32 (tensor cores). */
 const char *gdn_cuda_chunked_name(int algo_chunked, int capture, int k_dim, int tc);
 
-#ifdef __CUDACC__
-/* A kernel's parameter block into its SM's constant cache before the kernel waits for earlier work
- * (griddepcontrol.wait): one 4-byte read per 32 bytes, independent of each other (their misses overlap), folded
- * into a value an empty volatile asm consumes, so that the parameters a kernel reads after the wait are not cold
- * there. Measured on the H200 (docs/PERF.md, session 19) beside the fast path's own reads before the wait: no
- * difference on any bench_cuda case beyond run-to-run noise (the B=1 calls within 0.02 us); kept in every kernel
- * as a cheap guard for the parameter reads that are not moved before the wait (22 constant loads per thread). */
-template <class PT>
-__device__ __forceinline__ void params_warm(const PT &P)
-{
-    const unsigned *w = (const unsigned *)&P;
-    unsigned x = 0;
-#pragma unroll
-    for (int i = 0; i < (int)(sizeof(PT) / 4); i += 8)
-        x ^= w[i];
-    asm volatile("" ::"r"(x));
-}
-#endif
-
 #endif

@@ -617,7 +617,6 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
 
     if (P.early_trigger)
         grid_dependency_trigger(); /* the next kernel may launch now: it waits for our completion */
-    params_warm(P);                /* before any wait (params.cuh) */
     if (!P.checked) {
         /* before waiting for earlier work: this warp's first state tile into L2 (no index arrays
            here, so the slot is the sequence). L2 is the point of coherence: a tile that earlier
@@ -900,7 +899,6 @@ __global__ void __launch_bounds__(NTHREADS, min_blocks<KV, F32IN>())
 
     if (P.early_trigger)
         grid_dependency_trigger();
-    params_warm(P); /* before any wait (params.cuh) */
     if (!P.checked) {
         /* as in the decode kernel: the first tile into L2 before the wait (no index arrays) */
         if (VEC && P.pool && (int64_t)blockIdx.x < P.items && tid < BR) {
@@ -1223,29 +1221,29 @@ static kernel_fn pick_fast_t(bool multi, bool self, int dtype, bool tiles, bool 
     return multi ? pick_fast_in<D, FL, true, false>(dtype, occ) : pick_fast_in<D, FL, false, false>(dtype, occ);
 }
 
-/* The fast kernel for D (a power of two, 32 .. 256) and its lanes per row. *lpr: in = the wish
- * (GDN_CUDA_FAST_LPR: lanes per row for D = 128, 8, 16 or 32, 0 automatic; plus 100: decode through
- * fast1_kernel, plus 200: decode through the staged fast_kernel); out = the lanes per row taken. tiles: decode
- * with several tiles per CTA (fast1_kernel's JT); occ: fast_kernel's occupancy form where it has one. */
-static kernel_fn pick_fast(int D, int *lpr, bool multi, int dtype, bool tiles, bool cap, bool occ)
+/* The fast path's lanes per row for D (a power of two, 32 .. 256) and the wish `lpr` (GDN_CUDA_FAST_LPR: lanes
+ * per row for D = 128, 8, 16 or 32, 0 automatic; plus 100: decode through fast1_kernel, plus 200: decode through
+ * the staged fast_kernel): 8 up to D = 64, 16 beyond, or the wish at D = 128. */
+static int fast_lanes(int D, int lpr)
 {
-    const int want = *lpr % 100;
-    const bool self = *lpr / 100 != 2; /* decode without staging unless asked */
+    const int want = lpr % 100;
+    return D <= 64 ? 8 : D == 128 && (want == 8 || want == 32) ? want : 16;
+}
+
+/* The fast kernel for D, at fast_lanes(D, lpr) lanes per row. tiles: decode with several tiles per CTA
+ * (fast1_kernel's JT); occ: fast_kernel's occupancy form where it has one. */
+static kernel_fn pick_fast(int D, int lpr, bool multi, int dtype, bool tiles, bool cap, bool occ)
+{
+    const int fl = fast_lanes(D, lpr);
+    const bool self = lpr / 100 != 2; /* decode without staging unless asked */
     switch (D) {
-    case 32: *lpr = 8; return pick_fast_t<32, 8>(multi, self, dtype, tiles, cap, occ);
-    case 64: *lpr = 8; return pick_fast_t<64, 8>(multi, self, dtype, tiles, cap, occ);
+    case 32: return pick_fast_t<32, 8>(multi, self, dtype, tiles, cap, occ);
+    case 64: return pick_fast_t<64, 8>(multi, self, dtype, tiles, cap, occ);
     case 128:
-        if (want == 8) {
-            *lpr = 8;
-            return pick_fast_t<128, 8>(multi, self, dtype, tiles, cap, occ);
-        }
-        if (want == 32) {
-            *lpr = 32;
-            return pick_fast_t<128, 32>(multi, self, dtype, tiles, cap, occ);
-        }
-        *lpr = 16;
-        return pick_fast_t<128, 16>(multi, self, dtype, tiles, cap, occ);
-    default: *lpr = 16; return pick_fast_t<256, 16>(multi, self, dtype, tiles, cap, occ);
+        return fl == 8    ? pick_fast_t<128, 8>(multi, self, dtype, tiles, cap, occ)
+               : fl == 32 ? pick_fast_t<128, 32>(multi, self, dtype, tiles, cap, occ)
+                          : pick_fast_t<128, 16>(multi, self, dtype, tiles, cap, occ);
+    default: return pick_fast_t<256, 16>(multi, self, dtype, tiles, cap, occ);
     }
 }
 
@@ -1478,9 +1476,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
         int lpr = fast_lpr;
         if (lpr % 100 == 0)
             lpr += p.T > 1 || p.N * p.Hv <= 2 * (int64_t)num_sms ? 16 : 8;
-        const int wish = lpr;
-        (void)pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, false, false, false); /* the lanes per row taken */
-        const int tiles = p.Dk * lpr / FAST_THREADS; /* rows per CTA: FAST_THREADS / lpr */
+        const int tiles = p.Dk * fast_lanes(p.Dk, lpr) / FAST_THREADS; /* rows per CTA: FAST_THREADS / lanes */
         /* tiles per CTA (J): the most, up to 2 for decode and 4 for multi-token calls, that leave
            at least 4 CTAs per SM; each CTA prefetches its J tiles into L2 at its start and loads tile
            j + 1 while tile j's tokens run (H200, J = 1 / 2 / 4 / 8: decode at 8 lanes B=64 79.2 / 69.0 / 70.8 /
@@ -1501,8 +1497,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
            occupancy form past 4 CTAs per SM (B=1 T=4, 3.9 per SM: 4.12 us at 72 registers against 4.37 at 64;
            B=8 T=4 at J = 4, 7.8 per SM: 15.5 against 18.8) */
         const int64_t ctas = p.N * p.Hv * (tiles >> jlog);
-        lpr = wish;
-        const kernel_fn fn = pick_fast(p.Dk, &lpr, p.T > 1, p.dtype, jlog > 0, p.cap_mode == GDN_CAPTURE_DENSE,
+        const kernel_fn fn = pick_fast(p.Dk, lpr, p.T > 1, p.dtype, jlog > 0, p.cap_mode == GDN_CAPTURE_DENSE,
                                        ctas > 4 * (int64_t)num_sms);
         cfg.blockDim = dim3(FAST_THREADS, 1, 1);
         cfg.gridDim = dim3((unsigned)(p.Hv * (tiles >> jlog)), (unsigned)p.N, 1);
