@@ -336,6 +336,40 @@ static void run_matrix(int count)
     c.seed = 8;
     ran++;
     failed += !run_case(&c, "fast qwen decode B=3 slot arrays", 0);
+    /* decode's compiled-in conventions (fast.cuh, fast_cv_of: log gate, norms on, output in the input dtype,
+       gates in f32 or in the input dtype) in each input dtype, with an output and without, and the same
+       calls with GDN_CUDA_FAST_CV=0 (the conventions read from the parameters) */
+    {
+        static const gdn_dtype CDT[] = {GDN_DTYPE_F32, GDN_DTYPE_BF16, GDN_DTYPE_F16};
+        static const char *CVN[] = {"fast decode, compiled-in convention", "fast decode, GDN_CUDA_FAST_CV=0"};
+        for (int cv = 0; cv < 2; cv++) {
+            const env_saved e = cv ? env_set("GDN_CUDA_FAST_CV", "0") : env_keep("GDN_CUDA_FAST_CV");
+            for (int i = 0; i < 12; i++) {
+                c = qwen_case(CDT[i % 3]);
+                c.problem.gate = GDN_GATE_LOG;
+                c.problem.qk_l2norm = 1;
+                c.problem.out_dtype = c.problem.dtype;
+                c.problem.gate_dtype = (i / 3) % 2 ? c.problem.dtype : GDN_DTYPE_F32;
+                if (i >= 6) { /* D = 64, 4 heads, no output on half */
+                    c.problem.k_dim = c.problem.v_dim = 64;
+                    c.problem.num_k_heads = 2;
+                    c.problem.num_v_heads = 4;
+                    c.no_output = (i / 3) % 2;
+                }
+                c.pool = GDN_CHECK_POOL_INPLACE;
+                c.default_slots = 1;
+                c.B = 2;
+                c.T = 1;
+                c.decay = (gdn_check_decay)(i % 4);
+                c.seed = 40 + (uint64_t)i;
+                ran++;
+                failed += !run_case(&c, CVN[cv], (size_t)i);
+            }
+            env_restore(&e);
+        }
+    }
+    c = qwen_case(GDN_DTYPE_BF16);
+    c.problem.out_dtype = GDN_DTYPE_BF16;
     c.pool = GDN_CHECK_POOL_INPLACE;
     c.default_slots = 1;
     c.B = 1;

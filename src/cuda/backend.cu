@@ -24,6 +24,9 @@ struct gdn_cuda_context {
                                     2: multi-token calls on fast_pairs_kernel, 3: on a persistent grid */
     int fast_j;                  /* GDN_CUDA_FAST_J (tests, tuning): state tiles per CTA of the fast path
                                     (1, 2, 4 or 8), 0 = automatic */
+    int fast_cv;                 /* GDN_CUDA_FAST_CV (tests, measurements): 0 = the fast path reads the call's
+                                    conventions from the parameters, never a compiled-in form (fast_cv_of); 1
+                                    (default) = where the call has one */
     gdn_cuda_words *words;       /* device */
     gdn_cuda_words *host_words;  /* pinned, for synchronize */
     unsigned long long *stamps;  /* device, zero between calls */
@@ -139,6 +142,8 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->fast_lpr = fast_lpr ? atoi(fast_lpr) : 0;
     const char *fast_j = getenv("GDN_CUDA_FAST_J");
     c->fast_j = fast_j ? atoi(fast_j) : 0;
+    const char *fast_cv = getenv("GDN_CUDA_FAST_CV");
+    c->fast_cv = !(fast_cv && fast_cv[0] == '0');
     const char *split = getenv("GDN_CUDA_CHUNK_SPLIT");
     c->chunk_split = split && split[0] == '0'   ? 0
                      : split && split[0] == '1' ? 1
@@ -438,7 +443,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.prep_vpc = c->prep_share; /* the launcher turns it into value heads per CTA */
     chunk_flags(c, &p);
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
-                                       c->fast_lpr, c->fast_j)) != cudaSuccess) {
+                                       c->fast_lpr, c->fast_j, c->fast_cv)) != cudaSuccess) {
         (void)cudaGetLastError();
         return cuda_fail(GDN_STATUS_INTERNAL, err, err_len, "gdn_forward: the kernel did not launch", e);
     }

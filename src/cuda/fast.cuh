@@ -157,9 +157,11 @@ struct fast_gates_global {
             *bv = cvt16(((const unsigned short *)b)[t * ts], gdt);
         }
     }
-    __device__ void pin_all()
+    __device__ void pin_all(bool dtype = true)
     {
-        pin(g), pin(b), pin(gdt);
+        pin(g), pin(b);
+        if (dtype)
+            pin(gdt);
     }
 };
 
@@ -222,13 +224,43 @@ __device__ __forceinline__ void fast_stage_qk(const call_consts &C, int T, const
     }
 }
 
+/* The conventions fast1_kernel and fast_kernel (multi-token, no capture) are compiled for (CV): FAST_CV_ANY reads them from the parameters; the others
+ * fix the gate convention (GDN_GATE_LOG: decay = exp(g)), the q, k norms (on) and the output dtype (the
+ * input's), with the gates in f32 (FAST_CV_LOG_F32) or in the input dtype (FAST_CV_LOG_IN): HF's, fla's and
+ * vLLM's decode and verify. Compiled in, the gate's switch, the norms' select and the output store's dtype switch fold
+ * away; read at run time they sat between the wait and the stores (H200, decode B=1: 2.22 -> 1.89 us in a
+ * lab that times fast1_kernel alone; PERF.md, session 20). */
+enum { FAST_CV_ANY = 0, FAST_CV_LOG_F32 = 1, FAST_CV_LOG_IN = 2 };
+template <int CV, int IN>
+__device__ __forceinline__ call_consts fast_cv_consts(const gdn_cuda_params &P)
+{
+    if constexpr (CV == FAST_CV_ANY) {
+        return call_consts_of(P);
+    } else {
+        constexpr int in = IN == 0 ? GDN_DTYPE_F32 : IN == 1 ? GDN_DTYPE_BF16 : GDN_DTYPE_F16;
+        float scale = P.scale;
+        pin(scale);
+        return call_consts{GDN_GATE_LOG, CV == FAST_CV_LOG_F32 ? GDN_DTYPE_F32 : in, in, 1, scale, nullptr, nullptr};
+    }
+}
+/* The convention a call qualifies for (host side): FAST_CV_ANY unless its gate, norms and dtypes are one of the
+   compiled-in sets above. fast1_kernel, fast_kernel without capture at T > 1 and fast_pairs_kernel have the
+   compiled-in forms. */
+static inline int fast_cv_of(const gdn_cuda_params *p)
+{
+    if (p->gate != GDN_GATE_LOG || !p->l2norm || (p->out && p->out_dtype != p->dtype))
+        return FAST_CV_ANY;
+    return p->gate_dtype == GDN_DTYPE_F32 ? FAST_CV_LOG_F32 : p->gate_dtype == p->dtype ? FAST_CV_LOG_IN : FAST_CV_ANY;
+}
+
 /* D, FL: see above. MULTI: T in 1 .. FAST_TMAX (else T = 1). IN: 0 f32, 1 bf16, 2 f16 inputs. CAP: dense
  * capture (MULTI only; compiled apart: the capture stores cost registers). OCC: the occupancy form, which the
  * launcher takes for multi-token calls without capture at D <= 8 FL past 4 CTAs per SM: at most 64 registers, 8
  * CTAs per SM, its output pointer made after the staging (H200, B=8 T=4 at 16 lanes and J = 4, 1024 CTAs: 15.5 us
  * against 18.8 at 72 registers, 7 CTAs per SM); the other form makes it before the wait and pins it (72
- * registers; verify B=1 T=4: 4.12 us against 4.37 at 64; docs/PERF.md, session 19). */
-template <int D, int FL, bool MULTI, int IN, bool CAP, bool OCC>
+ * registers; verify B=1 T=4: 4.12 us against 4.37 at 64; docs/PERF.md, session 19). CV: the call's convention
+ * (fast_cv_of; compiled in for MULTI without CAP only). */
+template <int D, int FL, bool MULTI, int IN, bool CAP, bool OCC, int CV>
 __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
@@ -256,11 +288,11 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
     const void *qb = fast_in(P.q, IN, (tok0 * P.Hk + hk) * D), *kb = fast_in(P.k, IN, (tok0 * P.Hk + hk) * D);
     /* the J tiles' v values of token 0 (token t adds t Hv D) */
     const void *vb = fast_in(P.v, IN, (tok0 * Hv + h) * D + tile0 * ROWS);
-    const call_consts C = call_consts_of(P);
+    const call_consts C = fast_cv_consts<CV, IN>(P);
     const int32_t *err = P.checked ? &P.words->call_error : NULL;
     fast_gates_global gates(P, tok0, h, C.gdt);
     pin(qb), pin(kb), pin(vb), pin(err);
-    gates.pin_all();
+    gates.pin_all(CV == FAST_CV_ANY);
     /* this row's output element of token 0 in tile 0; token t adds t * Hv * D (fits: see fast_ok), tile j adds
        j * ROWS; and for dense capture this row's state after token 0 in tile 0 (token t adds t Hv D^2, tile j
        j ROWS D): pinned in the small-batch form (OCC: read after the wait, the registers cost occupancy) */
@@ -367,8 +399,9 @@ __device__ __forceinline__ float4 ld4(const void *base, size_t off)
  * in one log2(FL)-round shuffle reduction; same decomposition and update as fast_kernel. A CTA that
  * walks J > 1 tiles keeps q, k and the gate in registers and loads the next tile's rows (and v)
  * while this tile's are updated. JT: compiled for J > 1 (false: J = 1, straight-line code with no
- * registers for a next tile, for small batches where latency rules). */
-template <int D, int FL, int IN, bool JT>
+ * registers for a next tile, for small batches where latency rules). CV: the call's convention,
+ * FAST_CV_ANY (read from the parameters) or one compiled in (fast_cv_consts). */
+template <int D, int FL, int IN, bool JT, int CV>
 __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
@@ -386,13 +419,13 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
     const size_t qo = ((size_t)n * P.Hk + hk) * D;
     const size_t ro = ((size_t)n * P.Hv + h) * D + tile0 * ROWS + rr; /* this row's v and y element in tile 0;
                                                                           tile j adds j * ROWS */
-    const call_consts C = call_consts_of(P);
+    const call_consts C = fast_cv_consts<CV, IN>(P);
     const void *qb = fast_in(P.q, IN, qo), *kb = fast_in(P.k, IN, qo), *vb = fast_in(P.v, IN, ro);
     char *ob = P.out ? (char *)P.out + ro * (C.odt == GDN_DTYPE_F32 ? 4 : 2) : NULL;
     const int32_t *err = P.checked ? &P.words->call_error : NULL;
     fast_gates_global gates(P, (size_t)n, h, C.gdt); /* T = 1: sequence n's token row is n */
     pin(qb), pin(kb), pin(vb), pin(ob), pin(err);
-    gates.pin_all();
+    gates.pin_all(CV == FAST_CV_ANY); /* a compiled-in gate dtype stays a constant */
 
     if (P.early_trigger)
         grid_dependency_trigger();

@@ -200,9 +200,10 @@ __device__ __forceinline__ void pairs_update(float4 (&s)[4], const float4 (&kf)[
     }
 }
 
-template <int D, int IN>
+template <int D, int IN, int CV>
 __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __grid_constant__ gdn_cuda_params P)
 {
+    const call_consts C = fast_cv_consts<CV, IN>(P); /* the call's conventions (CV: compiled in, fast.cuh) */
     constexpr int FL = D / 16, WR = 64 / FL, TR = 4 * WR, TILES = D / TR, WB = WR * D; /* WB: floats per buffer */
     constexpr int ESZ = IN == 0 ? 4 : 2, NB = PAIRS_NB;
     static_assert((D == 128 || D == 256) && WB == 1024 && NB == 2, "fast_pairs_kernel: D is 128 or 256, NB 2");
@@ -255,7 +256,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
     auto load_gates = [&](int64_t it, float *g, float *b) {
         int n, h, t0;
         pairs_item(P, it, per, jl, &n, &h, &t0);
-        fast_gates_global(P, (size_t)n * (unsigned)T, h, P.gate_dtype)(tid, g, b);
+        fast_gates_global(P, (size_t)n * (unsigned)T, h, C.gdt)(tid, g, b);
     };
 
     /* read and write rows of items k, k + 1, k + 2 (the fetches run NB tiles ahead), whether they exist */
@@ -332,7 +333,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
         }
         const unsigned char *in = in0 + (k & 1) * inb;
         pairs_wait(&ibar[k & 1], (unsigned)(k >> 1) & 1u);
-        fast_stage_qk<D, IN>(call_consts_of(P), T, in, in + T * D * ESZ, (size_t)D, h, qsm, ksm, raw,
+        fast_stage_qk<D, IN>(C, T, in, in + T * D * ESZ, (size_t)D, h, qsm, ksm, raw,
                              pairs_gates_smem(gsm, bsm));
         const int vi = (FAST_THREADS - 1 - tid) * 8; /* the last threads: the first ones stage q and k */
         if (vi < T * JTR) {
@@ -419,8 +420,8 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
             }
             if (P.out && lr < T) {
                 const size_t o = ob + (size_t)lr * Hv * D + j * TR;
-                st_elem(P.out, P.out_dtype, (int64_t)o, y0m);
-                st_elem(P.out, P.out_dtype, (int64_t)o + 1, y1m);
+                st_elem(P.out, C.odt, (int64_t)o, y0m);
+                st_elem(P.out, C.odt, (int64_t)o + 1, y1m);
             }
         }
         if (tid < T && itn < items) { /* the next item's gates (read after the next barrier) */

@@ -166,9 +166,10 @@ cudaError_t gdn_cuda_launch_check(const gdn_cuda_params *p, cudaStream_t stream,
 /* rpt: rows per thread override (0 = automatic). fast: the lean small-batch path (fast.cuh) for the
  * calls that qualify: -1 or 1: whenever the call qualifies, 0 never; fast_lpr
  * (measurements): lanes per state row for D = 128 (8, 16 or 32; 0 = automatic: 16 at small batch, else 8), plus 200 for the
- * staged decode kernel (see pick_fast in recurrent.cu). */
+ * staged decode kernel (see pick_fast in recurrent.cu); fast_j: the fast path's tiles per CTA (0 = automatic);
+ * fast_cv: 0 = the fast path never takes a compiled-in convention (fast_cv_of in fast.cuh), 1 = where the call has one. */
 cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *p, cudaStream_t stream, int num_sms, int pdl,
-                                      int rpt, int fast, int fast_lpr, int fast_j);
+                                      int rpt, int fast, int fast_lpr, int fast_j, int fast_cv);
 /* The kernel name for a key dimension (static string). */
 const char *gdn_cuda_recurrent_name(int k_dim);
 /* Floats of workspace the two-pass chunked kernels (chunked_split.cuh) would use for the call, 0 where they

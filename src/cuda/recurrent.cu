@@ -1191,34 +1191,54 @@ static int key_vectors(int dk)
     return dk <= 32 ? 1 : dk <= 64 ? 2 : dk <= 128 ? 4 : 8;
 }
 
+template <int D, int FL, bool MULTI, bool CAP, bool OCC, int CV>
+static kernel_fn pick_fast_dt(int dtype)
+{
+    return dtype == GDN_DTYPE_F32    ? fast_kernel<D, FL, MULTI, 0, CAP, OCC, CV>
+           : dtype == GDN_DTYPE_BF16 ? fast_kernel<D, FL, MULTI, 1, CAP, OCC, CV>
+                                     : fast_kernel<D, FL, MULTI, 2, CAP, OCC, CV>;
+}
+template <int D, int FL, bool MULTI, bool CAP, bool OCC>
+static kernel_fn pick_fast_cv(int dtype, int cv)
+{
+    if constexpr (MULTI && !CAP) /* the compiled-in conventions: verify without capture */
+        return cv == FAST_CV_LOG_F32  ? pick_fast_dt<D, FL, MULTI, CAP, OCC, FAST_CV_LOG_F32>(dtype)
+               : cv == FAST_CV_LOG_IN ? pick_fast_dt<D, FL, MULTI, CAP, OCC, FAST_CV_LOG_IN>(dtype)
+                                      : pick_fast_dt<D, FL, MULTI, CAP, OCC, FAST_CV_ANY>(dtype);
+    return pick_fast_dt<D, FL, MULTI, CAP, OCC, FAST_CV_ANY>(dtype);
+}
 template <int D, int FL, bool MULTI, bool CAP>
-static kernel_fn pick_fast_in(int dtype, bool occ)
+static kernel_fn pick_fast_in(int dtype, bool occ, int cv)
 {
     if constexpr (MULTI && !CAP && D <= 8 * FL) /* the occupancy form (fast_kernel's OCC) */
         if (occ)
-            return dtype == GDN_DTYPE_F32    ? fast_kernel<D, FL, MULTI, 0, CAP, true>
-                   : dtype == GDN_DTYPE_BF16 ? fast_kernel<D, FL, MULTI, 1, CAP, true>
-                                             : fast_kernel<D, FL, MULTI, 2, CAP, true>;
-    return dtype == GDN_DTYPE_F32    ? fast_kernel<D, FL, MULTI, 0, CAP, false>
-           : dtype == GDN_DTYPE_BF16 ? fast_kernel<D, FL, MULTI, 1, CAP, false>
-                                     : fast_kernel<D, FL, MULTI, 2, CAP, false>;
+            return pick_fast_cv<D, FL, MULTI, CAP, true>(dtype, cv);
+    return pick_fast_cv<D, FL, MULTI, CAP, false>(dtype, cv);
 }
 
-template <int D, int FL, bool JT>
-static kernel_fn pick_fast1(int dtype)
+template <int D, int FL, bool JT, int CV>
+static kernel_fn pick_fast1_cv(int dtype)
 {
-    return dtype == GDN_DTYPE_F32 ? fast1_kernel<D, FL, 0, JT> : dtype == GDN_DTYPE_BF16 ? fast1_kernel<D, FL, 1, JT>
-                                                                                        : fast1_kernel<D, FL, 2, JT>;
+    return dtype == GDN_DTYPE_F32    ? fast1_kernel<D, FL, 0, JT, CV>
+           : dtype == GDN_DTYPE_BF16 ? fast1_kernel<D, FL, 1, JT, CV>
+                                     : fast1_kernel<D, FL, 2, JT, CV>;
+}
+template <int D, int FL, bool JT>
+static kernel_fn pick_fast1(int dtype, int cv)
+{
+    return cv == FAST_CV_LOG_F32  ? pick_fast1_cv<D, FL, JT, FAST_CV_LOG_F32>(dtype)
+           : cv == FAST_CV_LOG_IN ? pick_fast1_cv<D, FL, JT, FAST_CV_LOG_IN>(dtype)
+                                  : pick_fast1_cv<D, FL, JT, FAST_CV_ANY>(dtype);
 }
 
 template <int D, int FL>
-static kernel_fn pick_fast_t(bool multi, bool self, int dtype, bool tiles, bool cap, bool occ)
+static kernel_fn pick_fast_t(bool multi, bool self, int dtype, bool tiles, bool cap, bool occ, int cv)
 {
     if (!multi && self)
-        return tiles ? pick_fast1<D, FL, true>(dtype) : pick_fast1<D, FL, false>(dtype);
+        return tiles ? pick_fast1<D, FL, true>(dtype, cv) : pick_fast1<D, FL, false>(dtype, cv);
     if (multi && cap)
-        return pick_fast_in<D, FL, true, true>(dtype, occ);
-    return multi ? pick_fast_in<D, FL, true, false>(dtype, occ) : pick_fast_in<D, FL, false, false>(dtype, occ);
+        return pick_fast_in<D, FL, true, true>(dtype, occ, cv);
+    return multi ? pick_fast_in<D, FL, true, false>(dtype, occ, cv) : pick_fast_in<D, FL, false, false>(dtype, occ, cv);
 }
 
 /* The fast path's lanes per row for D (a power of two, 32 .. 256) and the wish `lpr` (GDN_CUDA_FAST_LPR: lanes
@@ -1231,19 +1251,20 @@ static int fast_lanes(int D, int lpr)
 }
 
 /* The fast kernel for D, at fast_lanes(D, lpr) lanes per row. tiles: decode with several tiles per CTA
- * (fast1_kernel's JT); occ: fast_kernel's occupancy form where it has one. */
-static kernel_fn pick_fast(int D, int lpr, bool multi, int dtype, bool tiles, bool cap, bool occ)
+ * (fast1_kernel's JT); occ: fast_kernel's occupancy form where it has one; cv: decode's compiled-in
+ * convention (fast_cv_of, or FAST_CV_ANY). */
+static kernel_fn pick_fast(int D, int lpr, bool multi, int dtype, bool tiles, bool cap, bool occ, int cv)
 {
     const int fl = fast_lanes(D, lpr);
     const bool self = lpr / 100 != 2; /* decode without staging unless asked */
     switch (D) {
-    case 32: return pick_fast_t<32, 8>(multi, self, dtype, tiles, cap, occ);
-    case 64: return pick_fast_t<64, 8>(multi, self, dtype, tiles, cap, occ);
+    case 32: return pick_fast_t<32, 8>(multi, self, dtype, tiles, cap, occ, cv);
+    case 64: return pick_fast_t<64, 8>(multi, self, dtype, tiles, cap, occ, cv);
     case 128:
-        return fl == 8    ? pick_fast_t<128, 8>(multi, self, dtype, tiles, cap, occ)
-               : fl == 32 ? pick_fast_t<128, 32>(multi, self, dtype, tiles, cap, occ)
-                          : pick_fast_t<128, 16>(multi, self, dtype, tiles, cap, occ);
-    default: return pick_fast_t<256, 16>(multi, self, dtype, tiles, cap, occ);
+        return fl == 8    ? pick_fast_t<128, 8>(multi, self, dtype, tiles, cap, occ, cv)
+               : fl == 32 ? pick_fast_t<128, 32>(multi, self, dtype, tiles, cap, occ, cv)
+                          : pick_fast_t<128, 16>(multi, self, dtype, tiles, cap, occ, cv);
+    default: return pick_fast_t<256, 16>(multi, self, dtype, tiles, cap, occ, cv);
     }
 }
 
@@ -1264,19 +1285,29 @@ static int fast_jlog_asked(int fast_j, int tiles)
  * blockIdx.x + k * gridDim.x (GDN_CUDA_FAST_LPR=3; measured no faster). H200, verify T=4, B = 16 / 32 /
  * 64 / 256, one item per CTA at J = 1 / 2 / 4: 32.0 / 57.0 / 104.5 / 395.8 us, 28.2 / 48.5 / 85.5 / 292.2,
  * 23.4 / 44.2 / 80.6 / 286.8; persistent at J = 2: 26.2 / 44.4 / 80.7 / 307.5. */
-static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j, bool persistent)
+template <int D, int CV>
+static void (*pick_pairs_cv(int dtype))(gdn_cuda_params)
+{
+    return dtype == GDN_DTYPE_F32    ? fast_pairs_kernel<D, 0, CV>
+           : dtype == GDN_DTYPE_BF16 ? fast_pairs_kernel<D, 1, CV>
+                                     : fast_pairs_kernel<D, 2, CV>;
+}
+template <int D>
+static void (*pick_pairs(int dtype, int cv))(gdn_cuda_params)
+{
+    return cv == FAST_CV_LOG_F32  ? pick_pairs_cv<D, FAST_CV_LOG_F32>(dtype)
+           : cv == FAST_CV_LOG_IN ? pick_pairs_cv<D, FAST_CV_LOG_IN>(dtype)
+                                  : pick_pairs_cv<D, FAST_CV_ANY>(dtype);
+}
+static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j, bool persistent,
+                                     int cv)
 {
     typedef void (*pairs_fn)(gdn_cuda_params);
     const int D = (int)p.Dk, tiles = D * D / 4096; /* TR = 4096 / D rows per tile */
     const int esz = p.dtype == GDN_DTYPE_F32 ? 4 : 2;
-    const pairs_fn fn = D == 128 ? (p.dtype == GDN_DTYPE_F32    ? fast_pairs_kernel<128, 0>
-                                    : p.dtype == GDN_DTYPE_BF16 ? fast_pairs_kernel<128, 1>
-                                                                : fast_pairs_kernel<128, 2>)
-                                 : (p.dtype == GDN_DTYPE_F32    ? fast_pairs_kernel<256, 0>
-                                    : p.dtype == GDN_DTYPE_BF16 ? fast_pairs_kernel<256, 1>
-                                                                : fast_pairs_kernel<256, 2>);
-    const int which = (D == 256) * 3 + (p.dtype == GDN_DTYPE_BF16 ? 1 : p.dtype == GDN_DTYPE_F16 ? 2 : 0);
-    static std::atomic<int> raised[6];
+    const pairs_fn fn = D == 128 ? pick_pairs<128>(p.dtype, cv) : pick_pairs<256>(p.dtype, cv);
+    const int which = ((D == 256) * 3 + (p.dtype == GDN_DTYPE_BF16 ? 1 : p.dtype == GDN_DTYPE_F16 ? 2 : 0)) * 3 + cv;
+    static std::atomic<int> raised[18];
     if (!raised[which].load(std::memory_order_relaxed)) { /* the largest call's shared memory, once */
         cudaError_t e = cudaFuncSetAttribute((const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              pairs_smem_bytes(D, FAST_TMAX, 1 << FAST_JLOG_MAX, esz));
@@ -1285,7 +1316,7 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
         raised[which].store(1, std::memory_order_relaxed);
     }
     /* CTAs resident per SM for a call's shared memory at 2^jl tiles per item (cached per kernel, T, J) */
-    static std::atomic<int> occ[6 * (FAST_TMAX + 1) * (FAST_JLOG_MAX + 1)];
+    static std::atomic<int> occ[18 * (FAST_TMAX + 1) * (FAST_JLOG_MAX + 1)];
     auto resident = [&](int jl, int *per_sm) -> cudaError_t {
         std::atomic<int> &o = occ[(which * (FAST_TMAX + 1) + (int)p.T) * (FAST_JLOG_MAX + 1) + jl];
         *per_sm = o.load(std::memory_order_relaxed);
@@ -1429,7 +1460,7 @@ void gdn_cuda_fastdiv_init(gdn_fastdiv *f, unsigned d)
 }
 
 cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t stream, int num_sms, int pdl,
-                                      int rpt_override, int fast, int fast_lpr, int fast_j)
+                                      int rpt_override, int fast, int fast_lpr, int fast_j, int fast_cv)
 {
     gdn_cuda_params p = *pin;
     cudaLaunchConfig_t cfg = {};
@@ -1463,13 +1494,14 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
     if (fast != 0 && fast_ok(&p)) {
         gdn_cuda_fastdiv_init(&p.fd_ratio, (unsigned)p.ratio);
         gdn_cuda_fastdiv_init(&p.fd_hk, (unsigned)p.Hk);
+        const int cv = fast_cv ? fast_cv_of(&p) : FAST_CV_ANY; /* a compiled-in convention (fast.cuh) */
         /* multi-token calls without capture on wide heads from 2 (sequence, head) pairs per SM: two rows
            per thread (fast_pairs.cuh; GDN_CUDA_FAST_LPR=2 forces it, 3 forces it on a persistent grid, 8,
            16 or 32 asks for fast_kernel; H200 verify T=4 B=8: fast_kernel 15.35 us, fast_pairs in its first
            form 15.8) */
         if (p.T > 1 && p.cap_mode == GDN_CAPTURE_NONE && (p.Dk == 128 || p.Dk == 256) && !((uintptr_t)p.v & 15u) &&
             (fast_lpr % 100 == 2 || fast_lpr % 100 == 3 || (fast_lpr % 100 == 0 && p.N * p.Hv >= 2 * (int64_t)num_sms)))
-            return launch_fast_pairs(p, cfg, num_sms, fast_j, fast_lpr % 100 == 3);
+            return launch_fast_pairs(p, cfg, num_sms, fast_j, fast_lpr % 100 == 3, cv);
         /* lanes per row: decode 16 (twice the CTAs) up to 2 (sequence, head) pairs per SM, 8 beyond;
            multi-token calls 16 (H200: decode B=1 2.50 against 3.00 us, B=256 same; verify T=4 B=64
            with 4 tiles per CTA 105.7 against 112.3 us, B=8 the same) */
@@ -1498,7 +1530,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
            B=8 T=4 at J = 4, 7.8 per SM: 15.5 against 18.8) */
         const int64_t ctas = p.N * p.Hv * (tiles >> jlog);
         const kernel_fn fn = pick_fast(p.Dk, lpr, p.T > 1, p.dtype, jlog > 0, p.cap_mode == GDN_CAPTURE_DENSE,
-                                       ctas > 4 * (int64_t)num_sms);
+                                       ctas > 4 * (int64_t)num_sms, cv);
         cfg.blockDim = dim3(FAST_THREADS, 1, 1);
         cfg.gridDim = dim3((unsigned)(p.Hv * (tiles >> jlog)), (unsigned)p.N, 1);
         cfg.dynamicSmemBytes = 0;
