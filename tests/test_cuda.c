@@ -378,6 +378,20 @@ static void run_matrix(int count)
     c.seed = 6;
     ran++;
     failed += !run_case(&c, "fast qwen verify T=4", 0);
+    /* multi-token calls at 8 lanes per row with 2 and 4 state tiles per CTA (the launcher's choice at B=4 T=3 and
+       B=8 T=4 on this layer) */
+    c.B = 4;
+    c.T = 3;
+    c.seed = 9;
+    ran++;
+    failed += !run_case(&c, "fast qwen verify B=4 T=3 (8 lanes, 2 tiles per CTA)", 0);
+    c.B = 8;
+    c.T = 4;
+    c.decay = GDN_CHECK_DECAY_FAST;
+    c.seed = 10;
+    ran++;
+    failed += !run_case(&c, "fast qwen verify B=8 T=4 (8 lanes, 4 tiles per CTA)", 0);
+    c.decay = GDN_CHECK_DECAY_MODEL;
     c.problem.num_v_heads = 48;
     c.problem.gate = GDN_GATE_RAW;
     c.no_output = 1;

@@ -224,12 +224,12 @@ __device__ __forceinline__ void fast_stage_qk(const call_consts &C, int T, const
     }
 }
 
-/* The conventions fast1_kernel and fast_kernel (multi-token, no capture) are compiled for (CV): FAST_CV_ANY reads them from the parameters; the others
- * fix the gate convention (GDN_GATE_LOG: decay = exp(g)), the q, k norms (on) and the output dtype (the
- * input's), with the gates in f32 (FAST_CV_LOG_F32) or in the input dtype (FAST_CV_LOG_IN): HF's, fla's and
- * vLLM's decode and verify. Compiled in, the gate's switch, the norms' select and the output store's dtype switch fold
- * away; read at run time they sat between the wait and the stores (H200, decode B=1: 2.22 -> 1.89 us in a
- * lab that times fast1_kernel alone; PERF.md, session 20). */
+/* The conventions fast1_kernel, fast_kernel (multi-token, no capture) and fast_pairs_kernel are compiled for
+ * (CV): FAST_CV_ANY reads them from the parameters; the others fix the gate convention (GDN_GATE_LOG: decay =
+ * exp(g)), the q, k norms (on) and the output dtype (the input's), with the gates in f32 (FAST_CV_LOG_F32) or in
+ * the input dtype (FAST_CV_LOG_IN): HF's, fla's and vLLM's decode and verify. Compiled in, the gate's switch, the
+ * norms' select and the output store's dtype switch fold away; read at run time they sat between the wait and
+ * the stores (H200, decode B=1: 2.22 -> 1.89 us in a lab that times fast1_kernel alone; PERF.md, session 20). */
 enum { FAST_CV_ANY = 0, FAST_CV_LOG_F32 = 1, FAST_CV_LOG_IN = 2 };
 template <int CV, int IN>
 __device__ __forceinline__ call_consts fast_cv_consts(const gdn_cuda_params &P)

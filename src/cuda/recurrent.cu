@@ -1299,8 +1299,8 @@ static void (*pick_pairs(int dtype, int cv))(gdn_cuda_params)
            : cv == FAST_CV_LOG_IN ? pick_pairs_cv<D, FAST_CV_LOG_IN>(dtype)
                                   : pick_pairs_cv<D, FAST_CV_ANY>(dtype);
 }
-static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j, bool persistent,
-                                     int cv)
+static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j,
+                                     bool persistent, int cv)
 {
     typedef void (*pairs_fn)(gdn_cuda_params);
     const int D = (int)p.Dk, tiles = D * D / 4096; /* TR = 4096 / D rows per tile */
@@ -1502,12 +1502,17 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
         if (p.T > 1 && p.cap_mode == GDN_CAPTURE_NONE && (p.Dk == 128 || p.Dk == 256) && !((uintptr_t)p.v & 15u) &&
             (fast_lpr % 100 == 2 || fast_lpr % 100 == 3 || (fast_lpr % 100 == 0 && p.N * p.Hv >= 2 * (int64_t)num_sms)))
             return launch_fast_pairs(p, cfg, num_sms, fast_j, fast_lpr % 100 == 3, cv);
-        /* lanes per row: decode 16 (twice the CTAs) up to 2 (sequence, head) pairs per SM, 8 beyond;
-           multi-token calls 16 (H200: decode B=1 2.50 against 3.00 us, B=256 same; verify T=4 B=64
-           with 4 tiles per CTA 105.7 against 112.3 us, B=8 the same) */
+        /* lanes per row: decode 16 (twice the CTAs) up to 2 (sequence, head) pairs per SM, 8 beyond (H200:
+           decode B=1 2.50 against 3.00 us, B=256 same); multi-token calls 16 up to one (sequence, head, token)
+           per SM, 8 beyond at D = 128 without capture (with the compiled-in conventions, H200 T = 2 / 4 / 8,
+           16 lanes against 8: B=1 2.57 / 4.01 / 6.87 against 3.03 / 4.20 / 6.51 us, B=2 4.11 / 5.28 / 8.17
+           against 4.18 / 5.20 / 7.33, B=4 at the tiles per CTA below 6.45 / 8.32 / 13.56 against 6.22 / 8.04 /
+           12.04; PERF.md, session 20) */
+        const bool multi8 =
+            p.T > 1 && p.cap_mode == GDN_CAPTURE_NONE && p.Dk == 128 && p.N * p.Hv * p.T > (int64_t)num_sms;
         int lpr = fast_lpr;
         if (lpr % 100 == 0)
-            lpr += p.T > 1 || p.N * p.Hv <= 2 * (int64_t)num_sms ? 16 : 8;
+            lpr += p.T > 1 ? (multi8 ? 8 : 16) : p.N * p.Hv <= 2 * (int64_t)num_sms ? 16 : 8;
         const int tiles = p.Dk * fast_lanes(p.Dk, lpr) / FAST_THREADS; /* rows per CTA: FAST_THREADS / lanes */
         /* tiles per CTA (J): the most, up to 2 for decode and 4 for multi-token calls, that leave
            at least 4 CTAs per SM; each CTA prefetches its J tiles into L2 at its start and loads tile
@@ -1521,7 +1526,12 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
             /* dense capture: up to 2 (B=64 T=4 at 16 lanes per row, J = 1 / 2 / 4 / 8: 232.1 / 214.9 /
                225.2 / 242.5 us; session 4 measured 212 / 216 / 227 / 244 and took 1) */
             const int most = p.T > 1 && p.cap_mode != GDN_CAPTURE_DENSE ? 2 : 1;
-            while ((2 << jlog) <= tiles && jlog < most && p.N * p.Hv * (tiles >> (jlog + 1)) >= 4 * (int64_t)num_sms)
+            /* multi-token calls at 8 lanes: down to 2.75 CTAs per SM (H200, verify T = 2 / 4 / 8 at 8 lanes, J = 1
+               / 2 / 4: B=3 6.31 / 5.72 / 7.69, 8.04 / 7.39 / 11.49, 11.64 / 11.76 / 19.50 us; B=8 13.73 / 11.61 /
+               11.23, 17.35 / 14.96 / 13.83, 24.42 / 22.57 / 22.19); else 4 */
+            const int64_t floor_ctas =
+                multi8 && fast_lanes(p.Dk, lpr) == 8 ? 11 * (int64_t)num_sms / 4 : 4 * (int64_t)num_sms;
+            while ((2 << jlog) <= tiles && jlog < most && p.N * p.Hv * (tiles >> (jlog + 1)) >= floor_ctas)
                 jlog++;
         }
         p.fast_jlog = jlog;
