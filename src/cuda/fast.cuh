@@ -331,7 +331,6 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
     if constexpr (OCC)
         out_ptrs();
 
-
     for (int j = 0;; j++) {
         float4 sn[KV]; /* the next tile's rows, loaded while this tile's tokens run */
         if (j + 1 < J) {

@@ -165,7 +165,7 @@ cudaError_t gdn_cuda_launch_conv1d(const gdn_cuda_conv_params *p, cudaStream_t s
 cudaError_t gdn_cuda_launch_check(const gdn_cuda_params *p, cudaStream_t stream, int pdl);
 /* rpt: rows per thread override (0 = automatic). fast: the lean small-batch path (fast.cuh) for the
  * calls that qualify: -1 or 1: whenever the call qualifies, 0 never; fast_lpr
- * (measurements): lanes per state row for D = 128 (8, 16 or 32; 0 = automatic: 16 at small batch, else 8), plus 200 for the
+ * (measurements): lanes per state row for D = 128 (8, 16 or 32; 0 = automatic: the launcher's rule), plus 200 for the
  * staged decode kernel (see pick_fast in recurrent.cu); fast_j: the fast path's tiles per CTA (0 = automatic);
  * fast_cv: 0 = the fast path never takes a compiled-in convention (fast_cv_of in fast.cuh), 1 = where the call has one. */
 cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *p, cudaStream_t stream, int num_sms, int pdl,

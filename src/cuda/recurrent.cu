@@ -1515,7 +1515,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
             lpr += p.T > 1 ? (multi8 ? 8 : 16) : p.N * p.Hv <= 2 * (int64_t)num_sms ? 16 : 8;
         const int tiles = p.Dk * fast_lanes(p.Dk, lpr) / FAST_THREADS; /* rows per CTA: FAST_THREADS / lanes */
         /* tiles per CTA (J): the most, up to 2 for decode and 4 for multi-token calls, that leave
-           at least 4 CTAs per SM; each CTA prefetches its J tiles into L2 at its start and loads tile
+           at least 4 CTAs per SM (2.75 for multi-token calls at 8 lanes, below); each CTA prefetches its J tiles into L2 at its start and loads tile
            j + 1 while tile j's tokens run (H200, J = 1 / 2 / 4 / 8: decode at 8 lanes B=64 79.2 / 69.0 / 70.8 /
            78.4 us, B=256 305 / 264 / 265 / 291; verify T=4 at 16 lanes B=64 147 / 119 / 106 / 113, B=8 18.1 /
            15.8 / 15.2 / 23.4) */
