@@ -372,7 +372,6 @@ static void run_matrix(int count)
     c.problem.out_dtype = GDN_DTYPE_BF16;
     c.pool = GDN_CHECK_POOL_INPLACE;
     c.default_slots = 1;
-    c.B = 1;
     c.T = 4;
     c.B = 2;
     c.seed = 6;
@@ -391,6 +390,16 @@ static void run_matrix(int count)
     c.seed = 10;
     ran++;
     failed += !run_case(&c, "fast qwen verify B=8 T=4 (8 lanes, 4 tiles per CTA)", 0);
+    /* the token loop is compiled for each T (fast_kernel's switch): the window lengths no case above has */
+    for (int t = 5; t <= 7; t++) {
+        c.B = t - 4;
+        c.T = t;
+        c.seed = 20 + (uint64_t)t;
+        ran++;
+        failed += !run_case(&c, t == 5 ? "fast qwen verify B=1 T=5" : t == 6 ? "fast qwen verify B=2 T=6" : "fast qwen verify B=3 T=7", 0);
+    }
+    c.B = 8;
+    c.T = 4;
     c.decay = GDN_CHECK_DECAY_MODEL;
     c.problem.num_v_heads = 48;
     c.problem.gate = GDN_GATE_RAW;
@@ -400,7 +409,6 @@ static void run_matrix(int count)
     failed += !run_case(&c, "fast qwen 27B verify T=4, no output", 0);
     {
         static const int FD[] = {32, 64, 128, 256};
-        static const int64_t FT[] = {1, 2, 3, 4, 8};
         static const gdn_dtype FDT[] = {GDN_DTYPE_F32, GDN_DTYPE_BF16, GDN_DTYPE_F16};
         gdn_rng fr;
         gdn_rng_seed(&fr, 0xFA57u);
@@ -422,7 +430,7 @@ static void run_matrix(int count)
                 p->num_v_heads = 1 + (int)gdn_rng_below(&fr, 2);
             }
             c.B = 1 + gdn_rng_below(&fr, 3);
-            c.T = FT[gdn_rng_below(&fr, 5)];
+            c.T = 1 + (i / 4) % 8; /* every window length 1 .. FAST_TMAX at every D */
             switch (gdn_rng_below(&fr, 4)) { /* default slots; slot arrays in place; moved (a negative read slot) */
             case 0: c.pool = GDN_CHECK_POOL_INPLACE; break;
             case 1: c.pool = GDN_CHECK_POOL_MOVE; break;

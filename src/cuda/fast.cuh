@@ -32,7 +32,9 @@
  * shuffle reduction), and the row update is
  *     delta = beta v - beta decay ksc (S.k)      y = decay qsc (S.q) + delta (qsc ksc k.q)
  *     S     = decay S + (delta ksc) k
- * with the state in registers across the T tokens (read once, written once). Index math is 32-bit
+ * with the state in registers across the T tokens (read once, written once). Lane t of a row keeps token t's
+ * y and stores it after the tokens; without capture the token loop is compiled for each T (a switch on T: the
+ * loop unrolls and every token's shared-memory loads issue at its start). Index math is 32-bit
  * relative to 64-bit per-CTA base pointers. Same arithmetic as token_step (f32), rounded differently
  * only in the order of the products.
  */
@@ -253,13 +255,58 @@ static inline int fast_cv_of(const gdn_cuda_params *p)
     return p->gate_dtype == GDN_DTYPE_F32 ? FAST_CV_LOG_F32 : p->gate_dtype == p->dtype ? FAST_CV_LOG_IN : FAST_CV_ANY;
 }
 
+/* One tile row's T tokens (fast_kernel): s is the row's slices (lane lr of FL holds float4s i * FL + lr), the
+ * tokens' q, k, coefficients and v values staged (v: token t's at vr[t << vl]); lane t keeps token t's output in
+ * yk (FL >= FAST_TMAX >= T), stored by the caller after the tokens, so no store to a generic address sits between
+ * the tokens' shared-memory loads. TT: T compiled in (the loop unrolls and every token's loads issue at the
+ * start: H200, bench_cuda --one 1 T, T = 3 / 4 / 8: 3.36 / 4.01 / 6.50 us with the run-time loop and a store per
+ * token, 2.95 / 3.24 / 5.32 like this; docs/PERF.md, session 21), or 0 (run-time T: dense capture, whose
+ * per-token stores go to cap, the row's state after token 0, token t at cap + t cts, cts = Hv D^2; and the
+ * occupancy form, whose 64 registers the unrolled tokens would spill). */
+template <int D, int KV, int FL, int TT, bool CAP>
+__device__ __forceinline__ void fast_tokens(int T, float4 (&s)[KV], float &yk, const float *qsm, const float *ksm,
+                                            const float *coef, const float *vr, int vl, int lr, float *cap,
+                                            size_t cts)
+{
+    static_assert(FL >= FAST_TMAX, "fast_tokens: a lane per token's output");
+#pragma unroll
+    for (int t = 0; t < (TT ? TT : T); t++) {
+        const float4 c0 = *(const float4 *)(coef + 8 * t), c1 = *(const float4 *)(coef + 8 * t + 4);
+        const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
+        float4 kf[KV], qf[KV];
+#pragma unroll
+        for (int i = 0; i < KV; i++) {
+            kf[i] = kr[i * FL + lr];
+            qf[i] = qr[i * FL + lr];
+        }
+        const float bv = c1.y * vr[t << vl];
+        float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
+#pragma unroll
+        for (int o = FL / 2; o > 0; o >>= 1) {
+            sk += __shfl_xor_sync(0xffffffffu, sk, o);
+            sq += __shfl_xor_sync(0xffffffffu, sq, o);
+        }
+        const float delta = fmaf(c0.x, sk, bv);
+        const float y = fmaf(c0.y, sq, delta * c0.z);
+        row_update<KV>(s, kf, delta * c0.w, c1.x);
+        yk = lr == t ? y : yk;
+        if constexpr (CAP) { /* dense capture [B, T, Hv, D, D]: the state after token t */
+            float4 *cd = (float4 *)(cap + (size_t)t * cts);
+#pragma unroll
+            for (int i = 0; i < KV; i++)
+                __stcs(&cd[i * FL + lr], s[i]);
+        }
+    }
+}
+
 /* D, FL: see above. MULTI: T in 1 .. FAST_TMAX (else T = 1). IN: 0 f32, 1 bf16, 2 f16 inputs. CAP: dense
  * capture (MULTI only; compiled apart: the capture stores cost registers). OCC: the occupancy form, which the
  * launcher takes for multi-token calls without capture at D <= 8 FL past 4 CTAs per SM: at most 64 registers, 8
  * CTAs per SM, its output pointer made after the staging (H200, B=8 T=4 at 16 lanes and J = 4, 1024 CTAs: 15.5 us
  * against 18.8 at 72 registers, 7 CTAs per SM); the other form makes it before the wait and pins it (72
- * registers; verify B=1 T=4: 4.12 us against 4.37 at 64; docs/PERF.md, session 19). CV: the call's convention
- * (fast_cv_of; compiled in for MULTI without CAP only). */
+ * registers; verify B=1 T=4: 4.12 us against 4.37 at 64; docs/PERF.md, session 19; with the token loop compiled
+ * for each T it takes up to 128, measured faster than capping it at 96, 80 or 72: session 21). CV: the call's
+ * convention (fast_cv_of; compiled in for MULTI without CAP only). */
 template <int D, int FL, bool MULTI, int IN, bool CAP, bool OCC, int CV>
 __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const __grid_constant__ gdn_cuda_params P)
 {
@@ -336,35 +383,29 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
         if (j + 1 < J) {
             fast_load_rows<KV, FL>(tp, ((j + 1) * ROWS + rr) * D, lr, sn, CAP);
         }
-        for (int t = 0; t < T; t++) {
-            const float4 c0 = *(const float4 *)(coef + 8 * t), c1 = *(const float4 *)(coef + 8 * t + 4);
-            const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
-            float4 kf[KV], qf[KV];
-#pragma unroll
-            for (int i = 0; i < KV; i++) {
-                kf[i] = kr[i * FL + lr];
-                qf[i] = qr[i * FL + lr];
-            }
-            const float bv = c1.y * vsm[(t << vl) + j * ROWS + rr];
-            float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
-#pragma unroll
-            for (int o = FL / 2; o > 0; o >>= 1) {
-                sk += __shfl_xor_sync(0xffffffffu, sk, o);
-                sq += __shfl_xor_sync(0xffffffffu, sq, o);
-            }
-            const float delta = fmaf(c0.x, sk, bv);
-            const float y = fmaf(c0.y, sq, delta * c0.z);
-            const float dk = delta * c0.w, dec = c1.x;
-            row_update<KV>(s, kf, dk, dec);
-            if (ob && lr == (t & (FL - 1)))
-                st_elem(ob, C.odt, (int64_t)(unsigned)(t * Hv * D + j * ROWS), y);
-            if constexpr (CAP) { /* dense capture [B, T, Hv, D, D]: the state after token t */
-                float4 *cd = (float4 *)(capb + (size_t)t * Hv * (D * D) + (size_t)(j * ROWS) * D);
-#pragma unroll
-                for (int i = 0; i < KV; i++)
-                    __stcs(&cd[i * FL + lr], s[i]);
+        /* the tile's T tokens, T compiled in where the capture stores do not keep the loads in place */
+        float yk = 0.f;
+        const float *vr = vsm + j * ROWS + rr;
+        float *cj = CAP ? capb + (size_t)(j * ROWS) * D : NULL;
+        const size_t cts = (size_t)Hv * (D * D);
+        if constexpr (CAP || OCC) {
+            fast_tokens<D, KV, FL, 0, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts);
+        } else if constexpr (!MULTI) {
+            fast_tokens<D, KV, FL, 1, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts);
+        } else {
+            switch (T) {
+            case 1: fast_tokens<D, KV, FL, 1, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 2: fast_tokens<D, KV, FL, 2, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 3: fast_tokens<D, KV, FL, 3, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 4: fast_tokens<D, KV, FL, 4, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 5: fast_tokens<D, KV, FL, 5, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 6: fast_tokens<D, KV, FL, 6, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 7: fast_tokens<D, KV, FL, 7, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            default: fast_tokens<D, KV, FL, FAST_TMAX, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
             }
         }
+        if (ob && lr < T) /* lane t of the row holds token t's output */
+            st_elem(ob, C.odt, (int64_t)(unsigned)(lr * Hv * D + j * ROWS), yk);
         fast_store_rows<KV, FL>(wp, (j * ROWS + rr) * D, lr, s, CAP);
         if (j + 1 == J)
             break;
