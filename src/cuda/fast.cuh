@@ -301,7 +301,8 @@ __device__ __forceinline__ void fast_tokens(int T, float4 (&s)[KV], float &yk, c
 
 /* D, FL: see above. MULTI: T in 1 .. FAST_TMAX (else T = 1). IN: 0 f32, 1 bf16, 2 f16 inputs. CAP: dense
  * capture (MULTI only; compiled apart: the capture stores cost registers). OCC: the occupancy form, which the
- * launcher takes for multi-token calls without capture at D <= 8 FL past 4 CTAs per SM: at most 64 registers, 8
+ * launcher takes for multi-token calls without capture at D <= 8 FL past 4 CTAs per SM (and at T = 2 at D = 128 on
+ * 16 lanes: B=1 2.61 us against 2.68 for the per-T form; session 21): at most 64 registers, 8
  * CTAs per SM, its output pointer made after the staging (H200, B=8 T=4 at 16 lanes and J = 4, 1024 CTAs: 15.5 us
  * against 18.8 at 72 registers, 7 CTAs per SM); the other form makes it before the wait and pins it (72
  * registers; verify B=1 T=4: 4.12 us against 4.37 at 64; docs/PERF.md, session 19; with the token loop compiled

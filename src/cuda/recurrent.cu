@@ -1539,8 +1539,11 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
            occupancy form past 4 CTAs per SM (B=1 T=4, 3.9 per SM: 4.12 us at 72 registers against 4.37 at 64;
            B=8 T=4 at J = 4, 7.8 per SM: 15.5 against 18.8) */
         const int64_t ctas = p.N * p.Hv * (tiles >> jlog);
+        /* and at T = 2 on D = 128 at 16 lanes, where the per-T token loop's 128 registers gain nothing (H200, B=1
+           T=2: 2.61 us against 2.68; session 21) */
+        const bool occ = ctas > 4 * (int64_t)num_sms || (p.T == 2 && p.Dk == 128 && fast_lanes(p.Dk, lpr) == 16);
         const kernel_fn fn = pick_fast(p.Dk, lpr, p.T > 1, p.dtype, jlog > 0, p.cap_mode == GDN_CAPTURE_DENSE,
-                                       ctas > 4 * (int64_t)num_sms, cv);
+                                       occ, cv);
         cfg.blockDim = dim3(FAST_THREADS, 1, 1);
         cfg.gridDim = dim3((unsigned)(p.Hv * (tiles >> jlog)), (unsigned)p.N, 1);
         cfg.dynamicSmemBytes = 0;
