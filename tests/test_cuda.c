@@ -38,7 +38,8 @@
  *   5. errors: host-side validation errors are returned by gdn_forward at once with the CPU's
  *      message; bad contents of the device index arrays (cu_seqlens, slots, capture slots, slot
  *      conflicts, a short slot table) make gdn_forward write nothing, and gdn_context_synchronize
- *      returns INVALID_ARGUMENT with the CPU validator's message; a later valid call runs;
+ *      returns INVALID_ARGUMENT with the CPU validator's message; a later valid call runs; the same on
+ *      the fast path's shapes (decode, verify T=4, dense capture) with a bad read slot and a write conflict;
  *   6. context errors: a negative device, a device past the last; gdn_context_kernel_for names the
  *      chunked kernel for CHUNKED without capture, the token loop with it;
  *   7. the convolution (gdn_conv1d_forward) against the CPU backend on host copies of the same buffers:
@@ -1191,6 +1192,142 @@ done:
     if (f)
         fixture_free(f);
     free(f);
+}
+
+/* The fast path (fast.cuh: dense, slot arrays, no capture or dense capture, T <= 8) with bad slot arrays: its
+ * kernels test the check kernel's verdict just before their first store, and must write nothing (out, pool and
+ * the dense capture bitwise as uploaded) while the next synchronize reports the error; the same arrays made valid
+ * then write. Decode (fast1_kernel), verify T = 4 (fast_kernel) and verify T = 4 with dense capture (its capture
+ * form), f32, Hk = 2, Hv = 4, D = 128: shapes the fast path takes. */
+static void run_fast_errors(void)
+{
+    enum { FB = 3, FHK = 2, FHV = 4, FD = 128, FSL = 6 };
+    gdn_context *ctx = NULL;
+    gdn_context_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GDN_BACKEND_CUDA;
+    if (gdn_context_create(&d, &ctx) != GDN_STATUS_SUCCESS) {
+        EXPECT(0, "fast errors: context (%s)", gdn_last_error(NULL));
+        return;
+    }
+    gdn_rng r;
+    gdn_rng_seed(&r, 0xFE55u);
+    for (int form = 0; form < 3; form++) {
+        const int64_t T = form == 0 ? 1 : 4;
+        const char *fname = form == 0 ? "decode" : form == 1 ? "verify T=4" : "verify T=4 dense capture";
+        const size_t nq = (size_t)(FB * T * FHK * FD), nv = (size_t)(FB * T * FHV * FD), ng = (size_t)(FB * T * FHV);
+        const size_t np = (size_t)FSL * FHV * FD * FD, nc = form == 2 ? (size_t)(FB * T) * FHV * FD * FD : 0;
+        float *h = (float *)malloc(sizeof(float) * (2 * nq + nv + 2 * ng + nv + np + nc));
+        float *back = (float *)malloc(sizeof(float) * (nv + np + nc));
+        float *hq = h, *hk = hq + nq, *hv = hk + nq, *hg = hv + nv, *hb = hg + ng, *ho = hb + ng, *hp = ho + nv;
+        float *hc = hp + np;
+        float *dq = (float *)gdn_cuda_malloc(sizeof(float) * nq), *dk = (float *)gdn_cuda_malloc(sizeof(float) * nq);
+        float *dv = (float *)gdn_cuda_malloc(sizeof(float) * nv), *dg = (float *)gdn_cuda_malloc(sizeof(float) * ng);
+        float *db = (float *)gdn_cuda_malloc(sizeof(float) * ng), *dout = (float *)gdn_cuda_malloc(sizeof(float) * nv);
+        float *dpool = (float *)gdn_cuda_malloc(sizeof(float) * np);
+        float *dcap = nc ? (float *)gdn_cuda_malloc(sizeof(float) * nc) : NULL;
+        int32_t *drs = (int32_t *)gdn_cuda_malloc(sizeof(int32_t) * FB), *dws = (int32_t *)gdn_cuda_malloc(sizeof(int32_t) * FB);
+        if (!h || !back || !dq || !dk || !dv || !dg || !db || !dout || !dpool || (nc && !dcap) || !drs || !dws) {
+            EXPECT(0, "fast errors %s: out of memory", fname);
+        } else {
+            for (size_t i = 0; i < 2 * nq + nv; i++)
+                h[i] = (float)(gdn_rng_uniform(&r) - 0.5);
+            for (size_t i = 0; i < ng; i++) {
+                hg[i] = (float)(-0.5 * gdn_rng_uniform(&r));
+                hb[i] = (float)(0.1 + 0.8 * gdn_rng_uniform(&r));
+            }
+            for (size_t i = 0; i < nv; i++)
+                ho[i] = 12345.0f;
+            for (size_t i = 0; i < np; i++)
+                hp[i] = (float)(0.2 * gdn_rng_uniform(&r) - 0.1);
+            for (size_t i = 0; i < nc; i++)
+                hc[i] = -777.0f;
+            gdn_problem p;
+            memset(&p, 0, sizeof p);
+            p.num_k_heads = FHK;
+            p.num_v_heads = FHV;
+            p.k_dim = p.v_dim = FD;
+            p.qk_l2norm = 1;
+            p.dtype = p.out_dtype = GDN_DTYPE_F32;
+            p.algo = GDN_ALGO_RECURRENT;
+            gdn_batch b;
+            memset(&b, 0, sizeof b);
+            b.batch_size = FB;
+            b.seq_len = T;
+            gdn_tensors t;
+            memset(&t, 0, sizeof t);
+            const int64_t sq[4] = {FB, T, FHK, FD}, sv[4] = {FB, T, FHV, FD}, sg[3] = {FB, T, FHV};
+            const int64_t sp[4] = {FSL, FHV, FD, FD}, sc[5] = {FB, T, FHV, FD, FD};
+            t.q = gdn_tensor_contiguous(dq, 4, sq);
+            t.k = gdn_tensor_contiguous(dk, 4, sq);
+            t.v = gdn_tensor_contiguous(dv, 4, sv);
+            t.g = gdn_tensor_contiguous(dg, 3, sg);
+            t.beta = gdn_tensor_contiguous(db, 3, sg);
+            t.out = gdn_tensor_contiguous(dout, 4, sv);
+            t.state.pool = gdn_tensor_contiguous(dpool, 4, sp);
+            t.state.read_slots = drs;
+            t.state.write_slots = dws;
+            if (nc) {
+                t.capture.mode = GDN_CAPTURE_DENSE;
+                t.capture.states = gdn_tensor_contiguous(dcap, 5, sc);
+            }
+            /* 0: a read slot past the pool; 1: two sequences write one slot; 2: valid */
+            for (int c = 0; c < 3; c++) {
+                int32_t rs[FB] = {0, 1, 2}, ws[FB] = {3, 4, 5};
+                if (c == 0)
+                    rs[1] = FSL;
+                if (c == 1)
+                    ws[2] = 3;
+                const char *cname = c == 0 ? "read slot past the pool" : c == 1 ? "two sequences write one slot" : "valid";
+                const int up = !gdn_cuda_memcpy(dq, hq, sizeof(float) * nq) && !gdn_cuda_memcpy(dk, hk, sizeof(float) * nq) &&
+                               !gdn_cuda_memcpy(dv, hv, sizeof(float) * nv) && !gdn_cuda_memcpy(dg, hg, sizeof(float) * ng) &&
+                               !gdn_cuda_memcpy(db, hb, sizeof(float) * ng) && !gdn_cuda_memcpy(dout, ho, sizeof(float) * nv) &&
+                               !gdn_cuda_memcpy(dpool, hp, sizeof(float) * np) &&
+                               (!nc || !gdn_cuda_memcpy(dcap, hc, sizeof(float) * nc)) &&
+                               !gdn_cuda_memcpy(drs, rs, sizeof rs) && !gdn_cuda_memcpy(dws, ws, sizeof ws);
+                EXPECT(up, "fast errors %s %s: upload", fname, cname);
+                gdn_status st = gdn_forward(ctx, &p, &b, &t);
+                EXPECT(st == GDN_STATUS_SUCCESS, "fast errors %s %s: gdn_forward returned %s (%s)", fname, cname,
+                       gdn_status_string(st), gdn_last_error(ctx));
+                st = gdn_context_synchronize(ctx);
+                EXPECT(st == (c < 2 ? GDN_STATUS_INVALID_ARGUMENT : GDN_STATUS_SUCCESS),
+                       "fast errors %s %s: synchronize returned %s (%s)", fname, cname, gdn_status_string(st),
+                       gdn_last_error(ctx));
+                const int down = !gdn_cuda_memcpy(back, dout, sizeof(float) * nv) &&
+                                 !gdn_cuda_memcpy(back + nv, dpool, sizeof(float) * np) &&
+                                 (!nc || !gdn_cuda_memcpy(back + nv + np, dcap, sizeof(float) * nc));
+                const int out_same = down && !memcmp(back, ho, sizeof(float) * nv);
+                const int pool_same = down && !memcmp(back + nv, hp, sizeof(float) * np);
+                const int cap_same = down && (!nc || !memcmp(back + nv + np, hc, sizeof(float) * nc));
+                if (c < 2) {
+                    EXPECT(out_same && pool_same && cap_same, "fast errors %s %s: the call wrote (out %s, pool %s, capture %s)",
+                           fname, cname, out_same ? "same" : "written", pool_same ? "same" : "written",
+                           cap_same ? "same" : "written");
+                } else {
+                    /* the valid call: every output element, the written slots and every capture, none left a sentinel */
+                    int wrote = down && !pool_same;
+                    for (size_t i = 0; wrote && i < nv; i++)
+                        wrote = back[i] != 12345.0f && back[i] == back[i];
+                    for (size_t i = 0; wrote && i < nc; i++)
+                        wrote = back[nv + np + i] != -777.0f;
+                    EXPECT(wrote, "fast errors %s: the valid call left outputs or captures unwritten", fname);
+                }
+            }
+        }
+        gdn_cuda_free(dq);
+        gdn_cuda_free(dk);
+        gdn_cuda_free(dv);
+        gdn_cuda_free(dg);
+        gdn_cuda_free(db);
+        gdn_cuda_free(dout);
+        gdn_cuda_free(dpool);
+        gdn_cuda_free(dcap);
+        gdn_cuda_free(drs);
+        gdn_cuda_free(dws);
+        free(h);
+        free(back);
+    }
+    gdn_context_destroy(ctx);
 }
 
 /* --- 6. contexts ------------------------------------------------------------------------------- */
@@ -2382,6 +2519,7 @@ int main(int argc, char **argv)
     if (g_backend == GDN_BACKEND_CUDA) {
         run_contexts();
         run_errors();
+        run_fast_errors();
         run_determinism();
         printf("contexts, errors, determinism: %d checks, %d failed\n", g_run, g_failed);
     }
