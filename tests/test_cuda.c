@@ -392,12 +392,13 @@ static void run_matrix(int count)
     ran++;
     failed += !run_case(&c, "fast qwen verify B=8 T=4 (8 lanes, 4 tiles per CTA)", 0);
     /* the token loop is compiled for each T (fast_kernel's switch): the window lengths no case above has */
+    static const char *TN[] = {"fast qwen verify B=1 T=5", "fast qwen verify B=2 T=6", "fast qwen verify B=3 T=7"};
     for (int t = 5; t <= 7; t++) {
         c.B = t - 4;
         c.T = t;
         c.seed = 20 + (uint64_t)t;
         ran++;
-        failed += !run_case(&c, t == 5 ? "fast qwen verify B=1 T=5" : t == 6 ? "fast qwen verify B=2 T=6" : "fast qwen verify B=3 T=7", 0);
+        failed += !run_case(&c, TN[t - 5], 0);
     }
     c.B = 8;
     c.T = 4;
@@ -1226,7 +1227,8 @@ static void run_fast_errors(void)
         float *db = (float *)gdn_cuda_malloc(sizeof(float) * ng), *dout = (float *)gdn_cuda_malloc(sizeof(float) * nv);
         float *dpool = (float *)gdn_cuda_malloc(sizeof(float) * np);
         float *dcap = nc ? (float *)gdn_cuda_malloc(sizeof(float) * nc) : NULL;
-        int32_t *drs = (int32_t *)gdn_cuda_malloc(sizeof(int32_t) * FB), *dws = (int32_t *)gdn_cuda_malloc(sizeof(int32_t) * FB);
+        int32_t *drs = (int32_t *)gdn_cuda_malloc(sizeof(int32_t) * FB);
+        int32_t *dws = (int32_t *)gdn_cuda_malloc(sizeof(int32_t) * FB);
         if (!h || !back || !dq || !dk || !dv || !dg || !db || !dout || !dpool || (nc && !dcap) || !drs || !dws) {
             EXPECT(0, "fast errors %s: out of memory", fname);
         } else {
@@ -1278,10 +1280,14 @@ static void run_fast_errors(void)
                     rs[1] = FSL;
                 if (c == 1)
                     ws[2] = 3;
-                const char *cname = c == 0 ? "read slot past the pool" : c == 1 ? "two sequences write one slot" : "valid";
-                const int up = !gdn_cuda_memcpy(dq, hq, sizeof(float) * nq) && !gdn_cuda_memcpy(dk, hk, sizeof(float) * nq) &&
-                               !gdn_cuda_memcpy(dv, hv, sizeof(float) * nv) && !gdn_cuda_memcpy(dg, hg, sizeof(float) * ng) &&
-                               !gdn_cuda_memcpy(db, hb, sizeof(float) * ng) && !gdn_cuda_memcpy(dout, ho, sizeof(float) * nv) &&
+                static const char *CN[] = {"read slot past the pool", "two sequences write one slot", "valid"};
+                const char *cname = CN[c];
+                const int up = !gdn_cuda_memcpy(dq, hq, sizeof(float) * nq) &&
+                               !gdn_cuda_memcpy(dk, hk, sizeof(float) * nq) &&
+                               !gdn_cuda_memcpy(dv, hv, sizeof(float) * nv) &&
+                               !gdn_cuda_memcpy(dg, hg, sizeof(float) * ng) &&
+                               !gdn_cuda_memcpy(db, hb, sizeof(float) * ng) &&
+                               !gdn_cuda_memcpy(dout, ho, sizeof(float) * nv) &&
                                !gdn_cuda_memcpy(dpool, hp, sizeof(float) * np) &&
                                (!nc || !gdn_cuda_memcpy(dcap, hc, sizeof(float) * nc)) &&
                                !gdn_cuda_memcpy(drs, rs, sizeof rs) && !gdn_cuda_memcpy(dws, ws, sizeof ws);
@@ -1300,11 +1306,13 @@ static void run_fast_errors(void)
                 const int pool_same = down && !memcmp(back + nv, hp, sizeof(float) * np);
                 const int cap_same = down && (!nc || !memcmp(back + nv + np, hc, sizeof(float) * nc));
                 if (c < 2) {
-                    EXPECT(out_same && pool_same && cap_same, "fast errors %s %s: the call wrote (out %s, pool %s, capture %s)",
-                           fname, cname, out_same ? "same" : "written", pool_same ? "same" : "written",
+                    EXPECT(out_same && pool_same && cap_same,
+                           "fast errors %s %s: the call wrote (out %s, pool %s, capture %s)", fname, cname,
+                           out_same ? "same" : "written", pool_same ? "same" : "written",
                            cap_same ? "same" : "written");
                 } else {
-                    /* the valid call: every output element, the written slots and every capture, none left a sentinel */
+                    /* the valid call: every output element and every capture written (no sentinel left), and the
+                       pool changed */
                     int wrote = down && !pool_same;
                     for (size_t i = 0; wrote && i < nv; i++)
                         wrote = back[i] != 12345.0f && back[i] == back[i];

@@ -1251,8 +1251,8 @@ static int fast_lanes(int D, int lpr)
 }
 
 /* The fast kernel for D, at fast_lanes(D, lpr) lanes per row. tiles: decode with several tiles per CTA
- * (fast1_kernel's JT); occ: fast_kernel's occupancy form where it has one; cv: decode's compiled-in
- * convention (fast_cv_of, or FAST_CV_ANY). */
+ * (fast1_kernel's JT); occ: fast_kernel's occupancy form where it has one; cv: the call's compiled-in
+ * convention (fast_cv_of, or FAST_CV_ANY; kernels without the compiled-in forms ignore it). */
 static kernel_fn pick_fast(int D, int lpr, bool multi, int dtype, bool tiles, bool cap, bool occ, int cv)
 {
     const int fl = fast_lanes(D, lpr);
