@@ -39,7 +39,9 @@
  *      message; bad contents of the device index arrays (cu_seqlens, slots, capture slots, slot
  *      conflicts, a short slot table) make gdn_forward write nothing, and gdn_context_synchronize
  *      returns INVALID_ARGUMENT with the CPU validator's message; a later valid call runs; the same on
- *      the fast path's shapes (decode, verify T=4, dense capture) with a bad read slot and a write conflict;
+ *      the fast path's shapes (decode, verify T=4, dense capture) with a bad read slot and a write conflict,
+ *      and at B=1 (no check kernel: the fast kernels check the one sequence's slots) with a read and a
+ *      write slot past the pool;
  *   6. context errors: a negative device, a device past the last; gdn_context_kernel_for names the
  *      chunked kernel for CHUNKED without capture, the token loop with it;
  *   7. the convolution (gdn_conv1d_forward) against the CPU backend on host copies of the same buffers:
@@ -1196,13 +1198,14 @@ done:
 }
 
 /* The fast path (fast.cuh: dense, slot arrays, no capture or dense capture, T <= 8) with bad slot arrays: its
- * kernels test the check kernel's verdict just before their first store, and must write nothing (out, pool and
- * the dense capture bitwise as uploaded) while the next synchronize reports the error; the same arrays made valid
- * then write. Decode (fast1_kernel), verify T = 4 (fast_kernel) and verify T = 4 with dense capture (its capture
- * form), f32, Hk = 2, Hv = 4, D = 128: shapes the fast path takes. */
+ * kernels obey the check kernel's verdict (three sequences) or check one sequence's slots themselves (self_check),
+ * and must write nothing (out, pool and the dense capture bitwise as uploaded) while the next synchronize reports
+ * the error with the validator's message; the same arrays made valid then write. Decode (fast1_kernel), verify
+ * T = 4 (fast_kernel) and verify T = 4 with dense capture (its capture form), f32, Hk = 2, Hv = 4, D = 128:
+ * shapes the fast path takes. */
 static void run_fast_errors(void)
 {
-    enum { FB = 3, FHK = 2, FHV = 4, FD = 128, FSL = 6 };
+    enum { FHK = 2, FHV = 4, FD = 128, FSL = 6 };
     gdn_context *ctx = NULL;
     gdn_context_desc d;
     memset(&d, 0, sizeof d);
@@ -1213,11 +1216,14 @@ static void run_fast_errors(void)
     }
     gdn_rng r;
     gdn_rng_seed(&r, 0xFE55u);
-    for (int form = 0; form < 3; form++) {
-        const int64_t T = form == 0 ? 1 : 4;
-        const char *fname = form == 0 ? "decode" : form == 1 ? "verify T=4" : "verify T=4 dense capture";
+    for (int form = 0; form < 6; form++) {
+        /* forms 3-5: one sequence, whose slots the fast kernels check themselves (no check kernel) */
+        const int64_t T = form % 3 == 0 ? 1 : 4, FB = form < 3 ? 3 : 1;
+        static const char *FN[] = {"decode B=3", "verify B=3 T=4", "verify B=3 T=4 dense capture", "decode B=1",
+                                   "verify B=1 T=4", "verify B=1 T=4 dense capture"};
+        const char *fname = FN[form];
         const size_t nq = (size_t)(FB * T * FHK * FD), nv = (size_t)(FB * T * FHV * FD), ng = (size_t)(FB * T * FHV);
-        const size_t np = (size_t)FSL * FHV * FD * FD, nc = form == 2 ? (size_t)(FB * T) * FHV * FD * FD : 0;
+        const size_t np = (size_t)FSL * FHV * FD * FD, nc = form % 3 == 2 ? (size_t)(FB * T) * FHV * FD * FD : 0;
         float *h = (float *)malloc(sizeof(float) * (2 * nq + nv + 2 * ng + nv + np + nc));
         float *back = (float *)malloc(sizeof(float) * (nv + np + nc));
         float *hq = h, *hk = hq + nq, *hv = hk + nq, *hg = hv + nv, *hb = hg + ng, *ho = hb + ng, *hp = ho + nv;
@@ -1273,15 +1279,27 @@ static void run_fast_errors(void)
                 t.capture.mode = GDN_CAPTURE_DENSE;
                 t.capture.states = gdn_tensor_contiguous(dcap, 5, sc);
             }
-            /* 0: a read slot past the pool; 1: two sequences write one slot; 2: valid */
+            /* 0: a read slot past the pool; 1: two sequences write one slot (one sequence: a write slot past the
+               pool); 2: valid */
             for (int c = 0; c < 3; c++) {
-                int32_t rs[FB] = {0, 1, 2}, ws[FB] = {3, 4, 5};
+                int32_t rs[3] = {0, 1, 2}, ws[3] = {3, 4, 5};
                 if (c == 0)
-                    rs[1] = FSL;
-                if (c == 1)
+                    rs[FB - 1] = FSL;
+                if (c == 1 && FB > 1)
                     ws[2] = 3;
-                static const char *CN[] = {"read slot past the pool", "two sequences write one slot", "valid"};
-                const char *cname = CN[c];
+                if (c == 1 && FB == 1)
+                    ws[0] = FSL + 5;
+                static const char *CN[] = {"read slot past the pool", "two sequences write one slot",
+                                           "write slot past the pool", "valid"};
+                const char *cname = CN[c == 2 ? 3 : c == 1 && FB == 1 ? 2 : c];
+                char want[160];
+                if (c == 0)
+                    snprintf(want, sizeof want, "state.read_slots[%d] = %d: past the pool of %d slots", (int)FB - 1,
+                             FSL, FSL);
+                else if (FB == 1)
+                    snprintf(want, sizeof want, "state.write_slots[0] = %d: past the pool of %d slots", FSL + 5, FSL);
+                else
+                    snprintf(want, sizeof want, "is also written by sequence");
                 const int up = !gdn_cuda_memcpy(dq, hq, sizeof(float) * nq) &&
                                !gdn_cuda_memcpy(dk, hk, sizeof(float) * nq) &&
                                !gdn_cuda_memcpy(dv, hv, sizeof(float) * nv) &&
@@ -1290,7 +1308,8 @@ static void run_fast_errors(void)
                                !gdn_cuda_memcpy(dout, ho, sizeof(float) * nv) &&
                                !gdn_cuda_memcpy(dpool, hp, sizeof(float) * np) &&
                                (!nc || !gdn_cuda_memcpy(dcap, hc, sizeof(float) * nc)) &&
-                               !gdn_cuda_memcpy(drs, rs, sizeof rs) && !gdn_cuda_memcpy(dws, ws, sizeof ws);
+                               !gdn_cuda_memcpy(drs, rs, sizeof(int32_t) * FB) &&
+                               !gdn_cuda_memcpy(dws, ws, sizeof(int32_t) * FB);
                 EXPECT(up, "fast errors %s %s: upload", fname, cname);
                 gdn_status st = gdn_forward(ctx, &p, &b, &t);
                 EXPECT(st == GDN_STATUS_SUCCESS, "fast errors %s %s: gdn_forward returned %s (%s)", fname, cname,
@@ -1299,6 +1318,9 @@ static void run_fast_errors(void)
                 EXPECT(st == (c < 2 ? GDN_STATUS_INVALID_ARGUMENT : GDN_STATUS_SUCCESS),
                        "fast errors %s %s: synchronize returned %s (%s)", fname, cname, gdn_status_string(st),
                        gdn_last_error(ctx));
+                if (c < 2)
+                    EXPECT(strstr(gdn_last_error(ctx), want) != NULL, "fast errors %s %s: message \"%s\" lacks \"%s\"",
+                           fname, cname, gdn_last_error(ctx), want);
                 const int down = !gdn_cuda_memcpy(back, dout, sizeof(float) * nv) &&
                                  !gdn_cuda_memcpy(back + nv, dpool, sizeof(float) * np) &&
                                  (!nc || !gdn_cuda_memcpy(back + nv + np, dcap, sizeof(float) * nc));

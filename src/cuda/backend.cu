@@ -325,13 +325,20 @@ static void chunk_flags(gdn_cuda_context *c, gdn_cuda_params *p)
  * p->checked set so that the compute kernel waits for it and obeys its verdict. The fields read: B, T,
  * N, cu, cu_i64, num_tokens, pool (as a flag), num_slots, read/write slots, cap_mode, cap_num_slots, cap_slots,
  * cap_slots_stride, same_pool, words. */
-static gdn_status launch_check(gdn_cuda_context *c, gdn_cuda_params *p, const char *fn, char *err, size_t err_len)
+static gdn_status launch_check(gdn_cuda_context *c, gdn_cuda_params *p, const char *fn, char *err, size_t err_len,
+                               int may_self_check)
 {
     cudaError_t e;
     const int need_check =
         p->cu || p->num_tokens || p->read_slots || p->write_slots || p->cap_mode == GDN_CAPTURE_SLOTS;
     if (!need_check)
         return GDN_STATUS_SUCCESS;
+    if (may_self_check && p->N == 1 && !p->cu && !p->num_tokens && p->cap_mode != GDN_CAPTURE_SLOTS && p->pool) {
+        /* one sequence with slot arrays: only their range to check (one sequence cannot conflict with itself);
+           the compute kernel checks it (gdn_cuda_params.self_check) */
+        p->self_check = 1;
+        return GDN_STATUS_SUCCESS;
+    }
     const int64_t want = (p->pool ? p->num_slots : 0) +
                          (p->cap_mode == GDN_CAPTURE_SLOTS && !p->same_pool ? p->cap_num_slots : 0);
     if (want > c->stamps_cap) {
@@ -433,7 +440,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
                  "by the CUDA backend", (long long)pl->N, pl->Hv);
         return GDN_STATUS_UNSUPPORTED;
     }
-    if ((st = launch_check(c, &p, "gdn_forward", err, err_len)) != GDN_STATUS_SUCCESS)
+    if ((st = launch_check(c, &p, "gdn_forward", err, err_len, 1)) != GDN_STATUS_SUCCESS)
         return st;
     chunk_workspace(c, &p);
     p.split_wg = c->chunk_split >= 2 && c->sm90 ? c->chunk_split - 1 : 0; /* 2: chunked_rs.cuh's form */
@@ -485,7 +492,7 @@ gdn_status gdn_cuda_conv1d_forward(gdn_cuda_context *c, const gdn_conv_plan *pl,
         p.same_pool = sq->has_pool && pl->cap.data == pl->pool.data;
     }
     p.words = c->words;
-    gdn_status st = launch_check(c, &p, "gdn_conv1d_forward", err, err_len);
+    gdn_status st = launch_check(c, &p, "gdn_conv1d_forward", err, err_len, 0);
     if (st != GDN_STATUS_SUCCESS)
         return st;
 

@@ -97,6 +97,32 @@ __device__ __forceinline__ void fast_tiles(const gdn_cuda_params &P, int n, int 
     *wp = ws >= 0 && ws < P.num_slots ? P.pool + ws * P.ps[0] + base : NULL;
 }
 
+/* P.self_check (params.cuh: one sequence, no check kernel in front): called after the wait, so the slot arrays are
+   read only once earlier work is complete. Sequence n's slots checked for range as the check kernel does (the read
+   slot first); on an error the first CTA records it (words->first, unless an earlier one is unreported) and every
+   CTA, having read the same slots, writes nothing: false. Else the tiles as fast_tiles gives them. */
+__device__ __forceinline__ bool fast_self_check(const gdn_cuda_params &P, int n, int h, int off, float **rp, float **wp)
+{
+    const int64_t rs = P.read_slots ? (int64_t)P.read_slots[n] : n;
+    const int64_t ws = P.write_slots ? (int64_t)P.write_slots[n] : rs;
+    const bool rbad = rs >= P.num_slots, wbad = ws >= P.num_slots;
+    if (rbad || wbad) {
+        if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && P.words->first.code == GDN_CUDA_ERR_NONE) {
+            gdn_cuda_error e;
+            e.code = rbad ? GDN_CUDA_ERR_READ_RANGE : GDN_CUDA_ERR_WRITE_RANGE;
+            e.sub = 0;
+            e.index = n;
+            e.value = rbad ? rs : ws;
+            e.seq = n;
+            e.other = P.num_slots;
+            P.words->first = e;
+        }
+        return false;
+    }
+    fast_tiles(P, n, h, off, rp, wp);
+    return true;
+}
+
 /* A row's slices (lane lr of FL holds float4s i * FL + lr), from `base + off` (zeros without a tile) or
    to it (nothing without one); `cs`: with the streaming hint (__ldcs / __stcs: evict first; dense capture,
    H200 B=64 T=4: 217.4 -> 211.5 us; decode and verify without capture 0.5 - 1% slower with it). */
@@ -325,8 +351,9 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
     const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
     const int T = MULTI ? (int)P.T : 1, Hv = P.Hv;
     const int rr = warp * RPW + lane / FL; /* this thread's row within a tile */
-    float *tp, *wp; /* the tiles read and written */
-    fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
+    float *tp = NULL, *wp = NULL; /* the tiles read and written (self_check: found after the wait) */
+    if (!P.self_check)
+        fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
 
     /* every parameter the call reads, into registers before the wait (pin): the inputs at this CTA's elements,
        the output at this row's, the scalars, the check's word */
@@ -362,6 +389,8 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
         prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
     grid_dependency_wait();
     if (err && __ldcg(err)) /* the check found an error: write nothing */
+        return;
+    if (P.self_check && !fast_self_check(P, n, h, tile0 * (ROWS * D), &tp, &wp)) /* a slot out of range */
         return;
 
     /* the state rows, all loads at once */
@@ -451,8 +480,9 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
     const int jl = JT ? P.fast_jlog : 0, J = 1 << jl, cl = ilog2c(TILES) - jl;
     const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
     const int rr = warp * RPW + lane / FL;
-    float *tp, *wp; /* the tiles read and written */
-    fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
+    float *tp = NULL, *wp = NULL; /* the tiles read and written (self_check: found after the wait) */
+    if (!P.self_check)
+        fast_tiles(P, n, h, tile0 * (ROWS * D), &tp, &wp);
 
     /* every parameter this call reads, into registers before the wait (pin): q, k, v, g, beta and out at this
        CTA's elements, the scalars, the check's word */
@@ -474,6 +504,8 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
         prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
     grid_dependency_wait();
     if (err && __ldcg(err)) /* the check found an error: write nothing */
+        return;
+    if (P.self_check && !fast_self_check(P, n, h, tile0 * (ROWS * D), &tp, &wp)) /* a slot out of range */
         return;
 
     float4 s[KV], qf[KV], kf[KV];

@@ -96,6 +96,9 @@ typedef struct gdn_cuda_params {
     int qk_vec;    /* q and k rows read as 8/16-byte vectors (unit inner stride, aligned) */
     int chunk;     /* 0: dense T <= 1 (decode kernel); else tokens staged per warp, up to `chunk` at a time, or the chunk kernel (block items) */
     int checked;   /* a check kernel ran first: wait for it (PDL) and obey words->call_error */
+    int self_check; /* one sequence, slot arrays, nothing else to check: no check kernel; the fast kernels read the
+                       slots after their wait and check their range themselves (every CTA reaches the same verdict;
+                       the first CTA records it); any other kernel launches the check kernel first */
     int early_trigger; /* let the next kernel in the stream launch at once */
     int fast_jlog;     /* fast path: log2 of the state tiles each CTA walks (fast.cuh) */
     int algo_chunked;  /* the chunked algorithm chosen (gdn_cuda_chunk_chosen): the chunked kernel where it applies */

@@ -1459,6 +1459,15 @@ void gdn_cuda_fastdiv_init(gdn_fastdiv *f, unsigned d)
     f->s = p - 32;
 }
 
+/* Does a call the fast path takes (fast_ok) go to fast_pairs_kernel (multi-token, no capture, wide heads, from 2
+   (sequence, head) pairs per SM, or forced by GDN_CUDA_FAST_LPR = 2 / 3)? */
+static bool fast_pairs_call(const gdn_cuda_params *p, int num_sms, int fast_lpr)
+{
+    return p->T > 1 && p->cap_mode == GDN_CAPTURE_NONE && (p->Dk == 128 || p->Dk == 256) && !((uintptr_t)p->v & 15u) &&
+           (fast_lpr % 100 == 2 || fast_lpr % 100 == 3 ||
+            (fast_lpr % 100 == 0 && p->N * p->Hv >= 2 * (int64_t)num_sms));
+}
+
 cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t stream, int num_sms, int pdl,
                                       int rpt_override, int fast, int fast_lpr, int fast_j, int fast_cv)
 {
@@ -1476,6 +1485,17 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
     /* let the next kernel launch early: it launches only once every block of this grid has
        started (each triggers at its start), and waits for this grid's completion before it reads */
     p.early_trigger = pdl;
+    /* a single-sequence call the backend left to the compute kernel's own slot check (params.cuh, self_check):
+       fast1_kernel and fast_kernel check it; every other kernel gets the check kernel in front, as before */
+    const bool self_check_here =
+        p.self_check && !chunk_prefill_ok(&p) && fast != 0 && fast_ok(&p) && !fast_pairs_call(&p, num_sms, fast_lpr);
+    if (p.self_check && !self_check_here) {
+        p.self_check = 0;
+        p.checked = 1;
+        const cudaError_t e = gdn_cuda_launch_check(&p, stream, pdl);
+        if (e != cudaSuccess)
+            return e;
+    }
 
     /* the chunked algorithm chosen (CHUNKED, or AUTO past its crossover): a chunked kernel (chunked.cuh,
        chunked_tc.cuh) where it applies, else the token loop */
@@ -1499,8 +1519,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
            per thread (fast_pairs.cuh; GDN_CUDA_FAST_LPR=2 forces it, 3 forces it on a persistent grid, 8,
            16 or 32 asks for fast_kernel; H200 verify T=4 B=8: fast_kernel 15.35 us, fast_pairs in its first
            form 15.8) */
-        if (p.T > 1 && p.cap_mode == GDN_CAPTURE_NONE && (p.Dk == 128 || p.Dk == 256) && !((uintptr_t)p.v & 15u) &&
-            (fast_lpr % 100 == 2 || fast_lpr % 100 == 3 || (fast_lpr % 100 == 0 && p.N * p.Hv >= 2 * (int64_t)num_sms)))
+        if (fast_pairs_call(&p, num_sms, fast_lpr))
             return launch_fast_pairs(p, cfg, num_sms, fast_j, fast_lpr % 100 == 3, cv);
         /* lanes per row: decode 16 (twice the CTAs) up to 2 (sequence, head) pairs per SM, 8 beyond (H200:
            decode B=1 2.50 against 3.00 us, B=256 same); multi-token calls 16 up to one (sequence, head, token)
