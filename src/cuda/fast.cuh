@@ -3,7 +3,8 @@
  * helpers. Chosen by gdn_cuda_launch_recurrent when the call qualifies (fast_ok below):
  *   dense batch (no cu_seqlens), default slots (sequence n reads and writes pool slot n in place) or
  *   read/write slot arrays (vLLM; their contents checked by the check kernel first: the kernel waits for
- *   it and writes nothing after an error; a negative read slot reads zeros, a negative write slot
+ *   it and writes nothing after an error; or, for one sequence (P.self_check), by the kernel itself after
+ *   its wait, fast_self_check; a negative read slot reads zeros, a negative write slot
  *   writes nothing), no capture or a contiguous 16-byte aligned dense capture
  *   [B, T, Hv, D, D] (its stores streaming, __stcs; with it the
  *   state's own loads and stores stream too), a state pool, vk layout, Dk = Dv = D in
