@@ -1202,7 +1202,8 @@ done:
  * and must write nothing (out, pool and the dense capture bitwise as uploaded) while the next synchronize reports
  * the error with the validator's message; the same arrays made valid then write. Decode (fast1_kernel), verify
  * T = 4 (fast_kernel) and verify T = 4 with dense capture (its capture form), f32, Hk = 2, Hv = 4, D = 128:
- * shapes the fast path takes. */
+ * shapes the fast path takes; and one sequence of T = 16, past the fast path, whose call the launcher gives the
+ * check kernel after all. */
 static void run_fast_errors(void)
 {
     enum { FHK = 2, FHV = 4, FD = 128, FSL = 6 };
@@ -1216,14 +1217,16 @@ static void run_fast_errors(void)
     }
     gdn_rng r;
     gdn_rng_seed(&r, 0xFE55u);
-    for (int form = 0; form < 6; form++) {
-        /* forms 3-5: one sequence, whose slots the fast kernels check themselves (no check kernel) */
-        const int64_t T = form % 3 == 0 ? 1 : 4, FB = form < 3 ? 3 : 1;
+    for (int form = 0; form < 7; form++) {
+        /* forms 3-5: one sequence, whose slots the fast kernels check themselves (no check kernel); form 6: one
+           sequence past the fast path's tokens (general kernels: the launcher puts the check kernel in front) */
+        const int64_t T = form == 6 ? 16 : form % 3 == 0 ? 1 : 4, FB = form < 3 ? 3 : 1;
         static const char *FN[] = {"decode B=3", "verify B=3 T=4", "verify B=3 T=4 dense capture", "decode B=1",
-                                   "verify B=1 T=4", "verify B=1 T=4 dense capture"};
+                                   "verify B=1 T=4", "verify B=1 T=4 dense capture", "prefill B=1 T=16"};
         const char *fname = FN[form];
         const size_t nq = (size_t)(FB * T * FHK * FD), nv = (size_t)(FB * T * FHV * FD), ng = (size_t)(FB * T * FHV);
-        const size_t np = (size_t)FSL * FHV * FD * FD, nc = form % 3 == 2 ? (size_t)(FB * T) * FHV * FD * FD : 0;
+        const size_t np = (size_t)FSL * FHV * FD * FD;
+        const size_t nc = form == 2 || form == 5 ? (size_t)(FB * T) * FHV * FD * FD : 0;
         float *h = (float *)malloc(sizeof(float) * (2 * nq + nv + 2 * ng + nv + np + nc));
         float *back = (float *)malloc(sizeof(float) * (nv + np + nc));
         float *hq = h, *hk = hq + nq, *hv = hk + nq, *hg = hv + nv, *hb = hg + ng, *ho = hb + ng, *hp = ho + nv;
