@@ -26,7 +26,8 @@
  * read FL * 16 contiguous bytes per instruction. Before griddepcontrol.wait each warp prefetches its
  * rows into L2; after it every thread issues all its state loads (16-byte vectors) at once, then the
  * CTA stages the tokens' inputs once: G = D / 8 lanes per token each load 8 elements of q_t and k_t
- * (16-byte vectors), convert them into shared memory and reduce |q|^2, |k|^2, k.q over the group
+ * (16-byte vectors), store them into shared memory (16-bit inputs as loaded, f32 inputs and dense capture as
+ * f32) and reduce |q|^2, |k|^2, k.q over the group
  * (xor shuffles); the group's first lane also loads g_t and beta_t and writes the token's
  * coefficients (decay, beta, the norms' scales, k.q scaled); other threads stage the tile's v values.
  * One __syncthreads; then per token each row's lanes take S.k and S.q (one merged log2(FL)-round
@@ -51,9 +52,28 @@ __host__ __device__ constexpr int ilog2c(int x)
     return x <= 1 ? 0 : 1 + ilog2c(x / 2);
 }
 
-/* 8 consecutive input elements (16-bit: one 16-byte load; f32: two) as f32. */
+/* Two packed 16-bit input elements (IN 1: bf16, 2: f16; the lower half first) as f32: exact. */
 template <int IN>
-__device__ __forceinline__ void ld8(const void *base, size_t off, float (&x)[8])
+__device__ __forceinline__ float2 widen2(unsigned w)
+{
+    if constexpr (IN == 1)
+        return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+    else
+        return make_float2(__half2float(__ushort_as_half((unsigned short)(w & 0xffffu))),
+                           __half2float(__ushort_as_half((unsigned short)(w >> 16))));
+}
+/* Four packed 16-bit input elements (one 8-byte vector) as f32. */
+template <int IN>
+__device__ __forceinline__ float4 widen4(uint2 u)
+{
+    const float2 a = widen2<IN>(u.x), b = widen2<IN>(u.y);
+    return make_float4(a.x, a.y, b.x, b.y);
+}
+
+/* 8 consecutive input elements (16-bit: one 16-byte load, its raw bits also in *raw when asked; f32: two) as
+   f32. */
+template <int IN>
+__device__ __forceinline__ void ld8(const void *base, size_t off, float (&x)[8], uint4 *raw = nullptr)
 {
     if constexpr (IN == 0) {
         const float4 a = *(const float4 *)((const float *)base + off);
@@ -64,14 +84,12 @@ __device__ __forceinline__ void ld8(const void *base, size_t off, float (&x)[8])
         const unsigned w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            if constexpr (IN == 1) {
-                x[2 * i] = __uint_as_float(w[i] << 16);
-                x[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-            } else {
-                x[2 * i] = __half2float(__ushort_as_half((unsigned short)(w[i] & 0xffffu)));
-                x[2 * i + 1] = __half2float(__ushort_as_half((unsigned short)(w[i] >> 16)));
-            }
+            const float2 f = widen2<IN>(w[i]);
+            x[2 * i] = f.x;
+            x[2 * i + 1] = f.y;
         }
+        if (raw)
+            *raw = u;
     }
 }
 
@@ -199,22 +217,26 @@ struct fast_gates_global {
  * with the attention scale in qsc): G = D / 8 lanes per token each load 8 elements of q_t and k_t
  * (16-byte vectors; token t's row at qb / kb + t * ts elements, global or shared memory), reduce
  * |q|^2, |k|^2, k.q over the group (xor shuffles); the group's first lane also takes g_t and beta_t
- * (gates(t, &g, &beta)). Called by every thread of the CTA (FAST_THREADS); the caller syncs. */
-template <int D, int IN, class Gates>
+ * (gates(t, &g, &beta)). RAW (16-bit inputs): qsm / ksm get the elements as loaded, [T][D] 16-bit values, half
+ * the bytes the token loop then reads (fast_tokens widens them). Called by every thread of the CTA
+ * (FAST_THREADS); the caller syncs. */
+template <int D, int IN, bool RAW = false, class Gates>
 __device__ __forceinline__ void fast_stage_qk(const call_consts &C, int T, const void *qb, const void *kb, size_t ts,
                                               int h, float *qsm, float *ksm, float *coef, Gates gates)
 {
+    static_assert(!RAW || IN != 0, "fast_stage_qk: raw staging is for 16-bit inputs");
     constexpr int G = D / 8;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     for (int base = warp * 32; base < T * G; base += FAST_THREADS) {
         const int u = base + lane, t = u / G, j = u % G;
         const bool ok = u < T * G;
         float qv[8], kv[8];
+        uint4 qu = make_uint4(0u, 0u, 0u, 0u), ku = qu; /* RAW: the loaded bits */
         float graw = 0.f, braw = 0.f;
         if (ok) {
             const size_t off = t * ts + 8 * j;
-            ld8<IN>(qb, off, qv);
-            ld8<IN>(kb, off, kv);
+            ld8<IN>(qb, off, qv, RAW ? &qu : nullptr);
+            ld8<IN>(kb, off, kv, RAW ? &ku : nullptr);
             if (j == 0)
                 gates(t, &graw, &braw);
         } else {
@@ -236,11 +258,16 @@ __device__ __forceinline__ void fast_stage_qk(const call_consts &C, int T, const
             kq += __shfl_xor_sync(0xffffffffu, kq, o);
         }
         if (ok) {
-            float4 *qd = (float4 *)(qsm + t * D + 8 * j), *kd = (float4 *)(ksm + t * D + 8 * j);
-            qd[0] = make_float4(qv[0], qv[1], qv[2], qv[3]);
-            qd[1] = make_float4(qv[4], qv[5], qv[6], qv[7]);
-            kd[0] = make_float4(kv[0], kv[1], kv[2], kv[3]);
-            kd[1] = make_float4(kv[4], kv[5], kv[6], kv[7]);
+            if constexpr (RAW) { /* as loaded: [T][D] 16-bit elements */
+                *(uint4 *)((unsigned short *)qsm + t * D + 8 * j) = qu;
+                *(uint4 *)((unsigned short *)ksm + t * D + 8 * j) = ku;
+            } else {
+                float4 *qd = (float4 *)(qsm + t * D + 8 * j), *kd = (float4 *)(ksm + t * D + 8 * j);
+                qd[0] = make_float4(qv[0], qv[1], qv[2], qv[3]);
+                qd[1] = make_float4(qv[4], qv[5], qv[6], qv[7]);
+                kd[0] = make_float4(kv[0], kv[1], kv[2], kv[3]);
+                kd[1] = make_float4(kv[4], kv[5], kv[6], kv[7]);
+            }
             if (j == 0) {
                 const float qsc = C.scale * (C.l2n ? rsqrtf(qq + 1e-6f) : 1.0f);
                 const float ksc = C.l2n ? rsqrtf(kk + 1e-6f) : 1.0f;
@@ -289,8 +316,11 @@ static inline int fast_cv_of(const gdn_cuda_params *p)
  * start: H200, bench_cuda --one 1 T, T = 3 / 4 / 8: 3.36 / 4.01 / 6.50 us with the run-time loop and a store per
  * token, 2.95 / 3.24 / 5.32 like this; docs/PERF.md, session 21), or 0 (run-time T: dense capture, whose
  * per-token stores go to cap, the row's state after token 0, token t at cap + t cts, cts = Hv D^2; and the
- * occupancy form, whose 64 registers the unrolled tokens would spill). */
-template <int D, int KV, int FL, int TT, bool CAP>
+ * occupancy form, whose 64 registers the unrolled tokens would spill). IN: how q and k were staged: 0 as f32
+ * (16-byte loads), 1 / 2 as bf16 / f16 (fast_stage_qk's RAW: 8-byte loads widened exactly, half the shared-memory
+ * wavefronts, which bound this loop at small batch: H200 verify B=1 T = 2 / 4 / 8 2.63 / 3.27 / 5.39 -> 2.54 /
+ * 3.02 / 4.67 us, bench_cuda --one; docs/PERF.md, session 22). */
+template <int D, int KV, int FL, int TT, bool CAP, int IN>
 __device__ __forceinline__ void fast_tokens(int T, float4 (&s)[KV], float &yk, const float *qsm, const float *ksm,
                                             const float *coef, const float *vr, int vl, int lr, float *cap,
                                             size_t cts)
@@ -299,12 +329,22 @@ __device__ __forceinline__ void fast_tokens(int T, float4 (&s)[KV], float &yk, c
 #pragma unroll
     for (int t = 0; t < (TT ? TT : T); t++) {
         const float4 c0 = *(const float4 *)(coef + 8 * t), c1 = *(const float4 *)(coef + 8 * t + 4);
-        const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
         float4 kf[KV], qf[KV];
+        if constexpr (IN != 0) { /* staged as 16-bit (fast_stage_qk RAW): 8-byte loads, widened exactly */
+            const uint2 *kr = (const uint2 *)((const unsigned short *)ksm + t * D);
+            const uint2 *qr = (const uint2 *)((const unsigned short *)qsm + t * D);
 #pragma unroll
-        for (int i = 0; i < KV; i++) {
-            kf[i] = kr[i * FL + lr];
-            qf[i] = qr[i * FL + lr];
+            for (int i = 0; i < KV; i++) {
+                kf[i] = widen4<IN>(kr[i * FL + lr]);
+                qf[i] = widen4<IN>(qr[i * FL + lr]);
+            }
+        } else {
+            const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
+#pragma unroll
+            for (int i = 0; i < KV; i++) {
+                kf[i] = kr[i * FL + lr];
+                qf[i] = qr[i * FL + lr];
+            }
         }
         const float bv = c1.y * vr[t << vl];
         float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
@@ -340,6 +380,9 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
 {
     constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
     constexpr int G = D / 8, TM = MULTI ? FAST_TMAX : 1;
+    /* q and k staged as loaded (16-bit inputs, no capture: H200 verify B=1 T=4 3.25 -> 3.00 us; session 22) */
+    constexpr bool RAW = IN != 0 && !CAP;
+    constexpr int KI = RAW ? IN : 0; /* how fast_tokens reads them */
     static_assert(KV >= 1 && TILES >= 1 && G <= 32, "fast_kernel: bad D / FL");
     __shared__ __align__(16) float qsm[TM * D];
     __shared__ __align__(16) float ksm[TM * D];
@@ -404,7 +447,7 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
         const int t = i >> vl, q = i - (t << vl);
         vsm[i] = ld1<IN>(vb, (size_t)t * Hv * D + q);
     }
-    fast_stage_qk<D, IN>(C, T, qb, kb, qts, h, qsm, ksm, coef, gates);
+    fast_stage_qk<D, IN, RAW>(C, T, qb, kb, qts, h, qsm, ksm, coef, gates);
     __syncthreads();
     if constexpr (OCC)
         out_ptrs();
@@ -420,19 +463,19 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
         float *cj = CAP ? capb + (size_t)(j * ROWS) * D : NULL;
         const size_t cts = (size_t)Hv * (D * D);
         if constexpr (CAP || OCC) {
-            fast_tokens<D, KV, FL, 0, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts);
+            fast_tokens<D, KV, FL, 0, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts);
         } else if constexpr (!MULTI) {
-            fast_tokens<D, KV, FL, 1, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts);
+            fast_tokens<D, KV, FL, 1, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts);
         } else {
             switch (T) {
-            case 1: fast_tokens<D, KV, FL, 1, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
-            case 2: fast_tokens<D, KV, FL, 2, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
-            case 3: fast_tokens<D, KV, FL, 3, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
-            case 4: fast_tokens<D, KV, FL, 4, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
-            case 5: fast_tokens<D, KV, FL, 5, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
-            case 6: fast_tokens<D, KV, FL, 6, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
-            case 7: fast_tokens<D, KV, FL, 7, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
-            default: fast_tokens<D, KV, FL, FAST_TMAX, CAP>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 1: fast_tokens<D, KV, FL, 1, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 2: fast_tokens<D, KV, FL, 2, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 3: fast_tokens<D, KV, FL, 3, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 4: fast_tokens<D, KV, FL, 4, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 5: fast_tokens<D, KV, FL, 5, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 6: fast_tokens<D, KV, FL, 6, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            case 7: fast_tokens<D, KV, FL, 7, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
+            default: fast_tokens<D, KV, FL, FAST_TMAX, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;
             }
         }
         if (ob && lr < T) /* lane t of the row holds token t's output */
