@@ -309,12 +309,37 @@ static inline int fast_cv_of(const gdn_cuda_params *p)
     return p->gate_dtype == GDN_DTYPE_F32 ? FAST_CV_LOG_F32 : p->gate_dtype == p->dtype ? FAST_CV_LOG_IN : FAST_CV_ANY;
 }
 
+/* Token t's k and q slices of lane lr (float4s i * FL + lr, i < KV) from the staged rows ksm / qsm [T][D]: IN 0
+   as f32 (16-byte loads), 1 / 2 as bf16 / f16 (fast_stage_qk's RAW: 8-byte loads widened exactly). fast_tokens and
+   fast_pairs_kernel. */
+template <int D, int KV, int FL, int IN>
+__device__ __forceinline__ void fast_load_kq(const float *ksm, const float *qsm, int t, int lr, float4 (&kf)[KV],
+                                             float4 (&qf)[KV])
+{
+    if constexpr (IN != 0) {
+        const uint2 *kr = (const uint2 *)((const unsigned short *)ksm + t * D);
+        const uint2 *qr = (const uint2 *)((const unsigned short *)qsm + t * D);
+#pragma unroll
+        for (int i = 0; i < KV; i++) {
+            kf[i] = widen4<IN>(kr[i * FL + lr]);
+            qf[i] = widen4<IN>(qr[i * FL + lr]);
+        }
+    } else {
+        const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
+#pragma unroll
+        for (int i = 0; i < KV; i++) {
+            kf[i] = kr[i * FL + lr];
+            qf[i] = qr[i * FL + lr];
+        }
+    }
+}
+
 /* One tile row's T tokens (fast_kernel): s is the row's slices (lane lr of FL holds float4s i * FL + lr), the
  * tokens' q, k, coefficients and v values staged (v: token t's at vr[t << vl]); lane t keeps token t's output in
  * yk (FL >= FAST_TMAX >= T), stored by the caller after the tokens, so no store to a generic address sits between
  * the tokens' shared-memory loads. TT: T compiled in (the loop unrolls and every token's loads issue at the
  * start: H200, bench_cuda --one 1 T, T = 3 / 4 / 8: 3.36 / 4.01 / 6.50 us with the run-time loop and a store per
- * token, 2.95 / 3.24 / 5.32 like this; docs/PERF.md, session 21), or 0 (run-time T: dense capture, whose
+ * token, 2.98 / 3.27 / 5.31 like this; docs/PERF.md, session 21), or 0 (run-time T: dense capture, whose
  * per-token stores go to cap, the row's state after token 0, token t at cap + t cts, cts = Hv D^2; and the
  * occupancy form, whose 64 registers the unrolled tokens would spill). IN: how q and k were staged: 0 as f32
  * (16-byte loads), 1 / 2 as bf16 / f16 (fast_stage_qk's RAW: 8-byte loads widened exactly, half the shared-memory
@@ -330,22 +355,7 @@ __device__ __forceinline__ void fast_tokens(int T, float4 (&s)[KV], float &yk, c
     for (int t = 0; t < (TT ? TT : T); t++) {
         const float4 c0 = *(const float4 *)(coef + 8 * t), c1 = *(const float4 *)(coef + 8 * t + 4);
         float4 kf[KV], qf[KV];
-        if constexpr (IN != 0) { /* staged as 16-bit (fast_stage_qk RAW): 8-byte loads, widened exactly */
-            const uint2 *kr = (const uint2 *)((const unsigned short *)ksm + t * D);
-            const uint2 *qr = (const uint2 *)((const unsigned short *)qsm + t * D);
-#pragma unroll
-            for (int i = 0; i < KV; i++) {
-                kf[i] = widen4<IN>(kr[i * FL + lr]);
-                qf[i] = widen4<IN>(qr[i * FL + lr]);
-            }
-        } else {
-            const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
-#pragma unroll
-            for (int i = 0; i < KV; i++) {
-                kf[i] = kr[i * FL + lr];
-                qf[i] = qr[i * FL + lr];
-            }
-        }
+        fast_load_kq<D, KV, FL, IN>(ksm, qsm, t, lr, kf, qf);
         const float bv = c1.y * vr[t << vl];
         float sk = dot_row<KV>(s, kf), sq = dot_row<KV>(s, qf);
 #pragma unroll

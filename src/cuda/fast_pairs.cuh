@@ -377,23 +377,8 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
                 const float4 a = *(const float4 *)(raw + 8 * t), a1 = *(const float4 *)(raw + 8 * t + 4);
                 const float4 c0 = *(const float4 *)(gc + 8 * t), c1 = *(const float4 *)(gc + 8 * t + 4);
                 const float csk = c0.x * a.w, csq = c0.y * a1.z, cdk = c0.z * a.w; /* ksc = a.w, qsc = a1.z */
-                float4 kf[4], qf[4];
-                if constexpr (IN != 0) { /* staged as loaded (fast_stage_qk RAW): 8-byte loads, widened */
-                    const uint2 *kr = (const uint2 *)((const unsigned short *)ksm + t * D);
-                    const uint2 *qr = (const uint2 *)((const unsigned short *)qsm + t * D);
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        kf[i] = widen4<IN>(kr[i * FL + lr]);
-                        qf[i] = widen4<IN>(qr[i * FL + lr]);
-                    }
-                } else {
-                    const float4 *kr = (const float4 *)(ksm + t * D), *qr = (const float4 *)(qsm + t * D);
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        kf[i] = kr[i * FL + lr];
-                        qf[i] = qr[i * FL + lr];
-                    }
-                }
+                float4 kf[4], qf[4]; /* staged as loaded for 16-bit inputs (fast_stage_qk RAW) */
+                fast_load_kq<D, 4, FL, IN>(ksm, qsm, t, lr, kf, qf);
                 const float2 v2 = *(const float2 *)(vsm + t * JTR + vr);
                 float sk0 = dot_row<4>(s0, kf), sq0 = dot_row<4>(s0, qf);
                 float sk1 = dot_row<4>(s1, kf), sq1 = dot_row<4>(s1, qf);
