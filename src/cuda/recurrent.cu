@@ -1485,11 +1485,14 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
     /* let the next kernel launch early: it launches only once every block of this grid has
        started (each triggers at its start), and waits for this grid's completion before it reads */
     p.early_trigger = pdl;
+    /* the route, decided once: a chunked kernel, else the lean path (fast_pairs_kernel, or fast1_kernel /
+       fast_kernel), else the general kernels */
+    const bool chunk_algo = chunk_prefill_ok(&p);
+    const bool fast_path = !chunk_algo && fast != 0 && fast_ok(&p);
+    const bool pairs = fast_path && fast_pairs_call(&p, num_sms, fast_lpr);
     /* a single-sequence call the backend left to the compute kernel's own slot check (params.cuh, self_check):
        fast1_kernel and fast_kernel check it; every other kernel gets the check kernel in front, as before */
-    const bool self_check_here =
-        p.self_check && !chunk_prefill_ok(&p) && fast != 0 && fast_ok(&p) && !fast_pairs_call(&p, num_sms, fast_lpr);
-    if (p.self_check && !self_check_here) {
+    if (p.self_check && !(fast_path && !pairs)) {
         p.self_check = 0;
         p.checked = 1;
         const cudaError_t e = gdn_cuda_launch_check(&p, stream, pdl);
@@ -1499,7 +1502,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
 
     /* the chunked algorithm chosen (CHUNKED, or AUTO past its crossover): a chunked kernel (chunked.cuh,
        chunked_tc.cuh) where it applies, else the token loop */
-    if (chunk_prefill_ok(&p)) {
+    if (chunk_algo) {
         p.qk_vec = qk_vec_ok(&p);
         if (p.ws && chunk_split_ok(&p) && p.ws_floats >= chunk_split_min_floats(&p))
             /* the two passes where the context gave a workspace (for one sequence at least; a packed batch's
@@ -1511,7 +1514,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
     /* the lean path (fast.cuh) for every call that qualifies (dense, default slots or slot arrays, no
        capture or dense capture, T <= 8):
        measured faster than the general kernels on the H200 from B=1 to B=256, decode and verify T=4 */
-    if (fast != 0 && fast_ok(&p)) {
+    if (fast_path) {
         gdn_cuda_fastdiv_init(&p.fd_ratio, (unsigned)p.ratio);
         gdn_cuda_fastdiv_init(&p.fd_hk, (unsigned)p.Hk);
         const int cv = fast_cv ? fast_cv_of(&p) : FAST_CV_ANY; /* a compiled-in convention (fast.cuh) */
@@ -1519,7 +1522,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
            per thread (fast_pairs.cuh; GDN_CUDA_FAST_LPR=2 forces it, 3 forces it on a persistent grid, 8,
            16 or 32 asks for fast_kernel; H200 verify T=4 B=8: fast_kernel 15.35 us, fast_pairs in its first
            form 15.8) */
-        if (fast_pairs_call(&p, num_sms, fast_lpr))
+        if (pairs)
             return launch_fast_pairs(p, cfg, num_sms, fast_j, fast_lpr % 100 == 3, cv);
         /* lanes per row: decode 16 (twice the CTAs) up to 2 (sequence, head) pairs per SM, 8 beyond (H200:
            decode B=1 2.50 against 3.00 us, B=256 same); multi-token calls 16 up to one (sequence, head, token)
