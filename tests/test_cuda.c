@@ -393,15 +393,37 @@ static void run_matrix(int count)
     c.seed = 10;
     ran++;
     failed += !run_case(&c, "fast qwen verify B=8 T=4 (8 lanes, 4 tiles per CTA)", 0);
-    /* the token loop is compiled for each T (fast_kernel's switch): the window lengths no case above has */
-    static const char *TN[] = {"fast qwen verify B=1 T=5", "fast qwen verify B=2 T=6", "fast qwen verify B=3 T=7"};
-    for (int t = 5; t <= 7; t++) {
-        c.B = t - 4;
-        c.T = t;
-        c.seed = 20 + (uint64_t)t;
+    /* the token loop is compiled for each T (fast_kernel's switch over T; with one tile per CTA a kernel per T, TT):
+       the window lengths no case above has, in each compiled-in convention and dtype */
+    static const struct {
+        int B, T;
+        gdn_dtype dt, gdt;
+        const char *name;
+    } TW[] = {
+        {1, 3, GDN_DTYPE_BF16, GDN_DTYPE_F32, "fast qwen verify B=1 T=3 (16 lanes, T compiled in)"},
+        {1, 5, GDN_DTYPE_BF16, GDN_DTYPE_F32, "fast qwen verify B=1 T=5 (8 lanes, T compiled in)"},
+        {2, 6, GDN_DTYPE_F16, GDN_DTYPE_F16, "fast qwen verify B=2 T=6 f16, gates f16 (T compiled in)"},
+        {3, 7, GDN_DTYPE_BF16, GDN_DTYPE_F32, "fast qwen verify B=3 T=7 (2 tiles per CTA, the switch over T)"},
+        {1, 8, GDN_DTYPE_F32, GDN_DTYPE_F32, "fast qwen verify B=1 T=8 f32 (T compiled in)"},
+    };
+    for (int i = 0; i < (int)(sizeof TW / sizeof TW[0]); i++) {
+        c.B = TW[i].B;
+        c.T = TW[i].T;
+        c.problem.dtype = c.problem.out_dtype = TW[i].dt;
+        c.problem.gate_dtype = TW[i].gdt;
+        c.seed = 20 + (uint64_t)i;
         ran++;
-        failed += !run_case(&c, TN[t - 5], 0);
+        failed += !run_case(&c, TW[i].name, 0);
     }
+    c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
+    c.problem.gate_dtype = GDN_DTYPE_F32;
+    /* from 2 to 3.5 (sequence, head) pairs per SM (the H200's 132: B = 9 .. 14), fast_kernel on 16 lanes per row
+       (fast_pairs_call) */
+    c.B = 12;
+    c.T = 4;
+    c.seed = 26;
+    ran++;
+    failed += !run_case(&c, "fast qwen verify B=12 T=4 (16 lanes, below the pairs kernel)", 0);
     c.B = 8;
     c.T = 4;
     c.decay = GDN_CHECK_DECAY_MODEL;

@@ -384,12 +384,16 @@ __device__ __forceinline__ void fast_tokens(int T, float4 (&s)[KV], float &yk, c
  * against 18.8 at 72 registers, 7 CTAs per SM); the other form makes it before the wait and pins it (72
  * registers; verify B=1 T=4: 4.12 us against 4.37 at 64; docs/PERF.md, session 19; with the token loop compiled
  * for each T it takes up to 128, measured faster than capping it at 96, 80 or 72: session 21). CV: the call's
- * convention (fast_cv_of; compiled in for MULTI without CAP only). */
-template <int D, int FL, bool MULTI, int IN, bool CAP, bool OCC, int CV>
+ * convention (fast_cv_of; compiled in for MULTI without CAP only). TT: T compiled in (2 .. FAST_TMAX; 0: read
+ * from the parameters, the token loop a switch over T), for the compiled-in conventions at D = 128 on 8 or 16
+ * lanes outside the occupancy form (the Qwen3.x verify windows): the staging loops and the tile loop's shared
+ * arrays sized for T, one token loop in the code. */
+template <int D, int FL, bool MULTI, int IN, bool CAP, bool OCC, int CV, int TT = 0>
 __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     constexpr int KV = D / (4 * FL), RPW = 32 / FL, ROWS = (FAST_THREADS / 32) * RPW, TILES = D / ROWS;
-    constexpr int G = D / 8, TM = MULTI ? FAST_TMAX : 1;
+    constexpr int G = D / 8, TM = !MULTI ? 1 : TT ? TT : FAST_TMAX;
+    static_assert(TT == 0 || (MULTI && !CAP && !OCC && TT >= 2 && TT <= FAST_TMAX), "fast_kernel: TT");
     /* q and k staged as loaded (16-bit inputs, no capture: H200 verify B=1 T=4 3.25 -> 3.00 us; session 22) */
     constexpr bool RAW = IN != 0 && !CAP;
     constexpr int KI = RAW ? IN : 0; /* how fast_tokens reads them */
@@ -403,7 +407,7 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
     /* this CTA walks the J = 2^jl consecutive tiles tile0 .. tile0 + J - 1 of head h */
     const int jl = P.fast_jlog, J = 1 << jl, cl = ilog2c(TILES) - jl; /* 2^cl CTAs per head */
     const int tile0 = (int)(blockIdx.x & ((1u << cl) - 1)) << jl, h = (int)(blockIdx.x >> cl), n = (int)blockIdx.y;
-    const int T = MULTI ? (int)P.T : 1, Hv = P.Hv;
+    const int T = TT ? TT : MULTI ? (int)P.T : 1, Hv = P.Hv;
     const int rr = warp * RPW + lane / FL; /* this thread's row within a tile */
     float *tp = NULL, *wp = NULL; /* the tiles read and written (self_check: found after the wait) */
     if (!P.self_check)
@@ -476,6 +480,8 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
             fast_tokens<D, KV, FL, 0, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts);
         } else if constexpr (!MULTI) {
             fast_tokens<D, KV, FL, 1, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts);
+        } else if constexpr (TT != 0) {
+            fast_tokens<D, KV, FL, TT, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts);
         } else {
             switch (T) {
             case 1: fast_tokens<D, KV, FL, 1, CAP, KI>(T, s, yk, qsm, ksm, coef, vr, vl, lr, cj, cts); break;

@@ -1191,29 +1191,51 @@ static int key_vectors(int dk)
     return dk <= 32 ? 1 : dk <= 64 ? 2 : dk <= 128 ? 4 : 8;
 }
 
-template <int D, int FL, bool MULTI, bool CAP, bool OCC, int CV>
+template <int D, int FL, bool MULTI, bool CAP, bool OCC, int CV, int TT = 0>
 static kernel_fn pick_fast_dt(int dtype)
 {
-    return dtype == GDN_DTYPE_F32    ? fast_kernel<D, FL, MULTI, 0, CAP, OCC, CV>
-           : dtype == GDN_DTYPE_BF16 ? fast_kernel<D, FL, MULTI, 1, CAP, OCC, CV>
-                                     : fast_kernel<D, FL, MULTI, 2, CAP, OCC, CV>;
+    return dtype == GDN_DTYPE_F32    ? fast_kernel<D, FL, MULTI, 0, CAP, OCC, CV, TT>
+           : dtype == GDN_DTYPE_BF16 ? fast_kernel<D, FL, MULTI, 1, CAP, OCC, CV, TT>
+                                     : fast_kernel<D, FL, MULTI, 2, CAP, OCC, CV, TT>;
+}
+/* fast_kernel with T compiled in (fast_kernel's TT), T in 3 (8 lanes) or 4 .. FAST_TMAX */
+template <int D, int FL, int CV>
+static kernel_fn pick_fast_tt(int dtype, int T)
+{
+    switch (T) {
+    case 3:
+        if constexpr (FL == 8)
+            return pick_fast_dt<D, FL, true, false, false, CV, 3>(dtype);
+        else
+            return pick_fast_dt<D, FL, true, false, false, CV>(dtype); /* (not asked: the switch over T) */
+    case 4: return pick_fast_dt<D, FL, true, false, false, CV, 4>(dtype);
+    case 5: return pick_fast_dt<D, FL, true, false, false, CV, 5>(dtype);
+    case 6: return pick_fast_dt<D, FL, true, false, false, CV, 6>(dtype);
+    case 7: return pick_fast_dt<D, FL, true, false, false, CV, 7>(dtype);
+    default: return pick_fast_dt<D, FL, true, false, false, CV, FAST_TMAX>(dtype);
+    }
 }
 template <int D, int FL, bool MULTI, bool CAP, bool OCC>
-static kernel_fn pick_fast_cv(int dtype, int cv)
+static kernel_fn pick_fast_cv(int dtype, int cv, int T, bool tt)
 {
-    if constexpr (MULTI && !CAP) /* the compiled-in conventions: verify without capture */
+    if constexpr (MULTI && !CAP) { /* the compiled-in conventions: verify without capture */
+        if constexpr (D == 128 && FL <= 16 && !OCC) /* and T compiled in (fast_kernel's TT) where asked */
+            if (cv != FAST_CV_ANY && tt && T >= (FL == 8 ? 3 : 4))
+                return cv == FAST_CV_LOG_F32 ? pick_fast_tt<D, FL, FAST_CV_LOG_F32>(dtype, T)
+                                             : pick_fast_tt<D, FL, FAST_CV_LOG_IN>(dtype, T);
         return cv == FAST_CV_LOG_F32  ? pick_fast_dt<D, FL, MULTI, CAP, OCC, FAST_CV_LOG_F32>(dtype)
                : cv == FAST_CV_LOG_IN ? pick_fast_dt<D, FL, MULTI, CAP, OCC, FAST_CV_LOG_IN>(dtype)
                                       : pick_fast_dt<D, FL, MULTI, CAP, OCC, FAST_CV_ANY>(dtype);
+    }
     return pick_fast_dt<D, FL, MULTI, CAP, OCC, FAST_CV_ANY>(dtype);
 }
 template <int D, int FL, bool MULTI, bool CAP>
-static kernel_fn pick_fast_in(int dtype, bool occ, int cv)
+static kernel_fn pick_fast_in(int dtype, bool occ, int cv, int T, bool tt)
 {
     if constexpr (MULTI && !CAP && D <= 8 * FL) /* the occupancy form (fast_kernel's OCC) */
         if (occ)
-            return pick_fast_cv<D, FL, MULTI, CAP, true>(dtype, cv);
-    return pick_fast_cv<D, FL, MULTI, CAP, false>(dtype, cv);
+            return pick_fast_cv<D, FL, MULTI, CAP, true>(dtype, cv, T, false);
+    return pick_fast_cv<D, FL, MULTI, CAP, false>(dtype, cv, T, tt);
 }
 
 template <int D, int FL, bool JT, int CV>
@@ -1232,13 +1254,18 @@ static kernel_fn pick_fast1(int dtype, int cv)
 }
 
 template <int D, int FL>
-static kernel_fn pick_fast_t(bool multi, bool self, int dtype, bool tiles, bool cap, bool occ, int cv)
+static kernel_fn pick_fast_t(bool multi, bool self, int dtype, bool tiles, bool cap, bool occ, int cv, int T)
 {
     if (!multi && self)
         return tiles ? pick_fast1<D, FL, true>(dtype, cv) : pick_fast1<D, FL, false>(dtype, cv);
     if (multi && cap)
-        return pick_fast_in<D, FL, true, true>(dtype, occ, cv);
-    return multi ? pick_fast_in<D, FL, true, false>(dtype, occ, cv) : pick_fast_in<D, FL, false, false>(dtype, occ, cv);
+        return pick_fast_in<D, FL, true, true>(dtype, occ, cv, T, false);
+    /* T compiled in for one tile per CTA from T = 3 at 8 lanes and T = 4 at 16 (H200, bench_cuda --one B T, B = 1 /
+       2: T=4 3.02 / 4.28 -> 2.97 / 4.15 us, T=5 3.72 / 4.70 -> 3.61 / 4.60, T=7 4.31 / 5.34 -> 4.20 / 5.33; at
+       several tiles per CTA, B = 4 and 8, as often slower as faster; slower at T = 2 (8 lanes: 80 registers let 6
+       CTAs onto an SM, B=4 5.88 -> 6.82) and T = 3 on 16 lanes (B=1 2.82 -> 2.85); docs/PERF.md, session 23) */
+    return multi ? pick_fast_in<D, FL, true, false>(dtype, occ, cv, T, !tiles)
+                 : pick_fast_in<D, FL, false, false>(dtype, occ, cv, T, false);
 }
 
 /* The fast path's lanes per row for D (a power of two, 32 .. 256) and the wish `lpr` (GDN_CUDA_FAST_LPR: lanes
@@ -1250,21 +1277,22 @@ static int fast_lanes(int D, int lpr)
     return D <= 64 ? 8 : D == 128 && (want == 8 || want == 32) ? want : 16;
 }
 
-/* The fast kernel for D, at fast_lanes(D, lpr) lanes per row. tiles: decode with several tiles per CTA
- * (fast1_kernel's JT); occ: fast_kernel's occupancy form where it has one; cv: the call's compiled-in
- * convention (fast_cv_of, or FAST_CV_ANY; kernels without the compiled-in forms ignore it). */
-static kernel_fn pick_fast(int D, int lpr, bool multi, int dtype, bool tiles, bool cap, bool occ, int cv)
+/* The fast kernel for D, at fast_lanes(D, lpr) lanes per row. tiles: several tiles per CTA (decode: fast1_kernel's
+ * JT; multi-token calls: fast_kernel's T compiled in only without); occ: fast_kernel's occupancy form where it
+ * has one; cv: the call's compiled-in convention (fast_cv_of, or FAST_CV_ANY; kernels without the compiled-in
+ * forms ignore it); T: the tokens per sequence. */
+static kernel_fn pick_fast(int D, int lpr, bool multi, int dtype, bool tiles, bool cap, bool occ, int cv, int T)
 {
     const int fl = fast_lanes(D, lpr);
     const bool self = lpr / 100 != 2; /* decode without staging unless asked */
     switch (D) {
-    case 32: return pick_fast_t<32, 8>(multi, self, dtype, tiles, cap, occ, cv);
-    case 64: return pick_fast_t<64, 8>(multi, self, dtype, tiles, cap, occ, cv);
+    case 32: return pick_fast_t<32, 8>(multi, self, dtype, tiles, cap, occ, cv, T);
+    case 64: return pick_fast_t<64, 8>(multi, self, dtype, tiles, cap, occ, cv, T);
     case 128:
-        return fl == 8    ? pick_fast_t<128, 8>(multi, self, dtype, tiles, cap, occ, cv)
-               : fl == 32 ? pick_fast_t<128, 32>(multi, self, dtype, tiles, cap, occ, cv)
-                          : pick_fast_t<128, 16>(multi, self, dtype, tiles, cap, occ, cv);
-    default: return pick_fast_t<256, 16>(multi, self, dtype, tiles, cap, occ, cv);
+        return fl == 8    ? pick_fast_t<128, 8>(multi, self, dtype, tiles, cap, occ, cv, T)
+               : fl == 32 ? pick_fast_t<128, 32>(multi, self, dtype, tiles, cap, occ, cv, T)
+                          : pick_fast_t<128, 16>(multi, self, dtype, tiles, cap, occ, cv, T);
+    default: return pick_fast_t<256, 16>(multi, self, dtype, tiles, cap, occ, cv, T);
     }
 }
 
@@ -1460,12 +1488,16 @@ void gdn_cuda_fastdiv_init(gdn_fastdiv *f, unsigned d)
 }
 
 /* Does a call the fast path takes (fast_ok) go to fast_pairs_kernel (multi-token, no capture, wide heads, from 2
-   (sequence, head) pairs per SM, or forced by GDN_CUDA_FAST_LPR = 2 / 3)? */
+   (sequence, head) pairs per SM at D = 256 and 3.5 at D = 128, or forced by GDN_CUDA_FAST_LPR = 2 / 3)? At D = 128
+   from 2 to 3.5 pairs per SM fast_kernel on 16 lanes per row is faster (H200, verify B = 9 / 10 / 12 / 14 at T = 4:
+   16.12 / 16.86 / 19.12 / 21.93 us against 19.47 / 17.58 / 21.17 / 21.76; at T = 8 23.59 / 23.97 / 27.93 / 32.47
+   against 26.97 / 28.55 / 30.17 / 32.80; B=16: 25.46 against 22.56; docs/PERF.md, session 23). */
 static bool fast_pairs_call(const gdn_cuda_params *p, int num_sms, int fast_lpr)
 {
+    const int64_t pairs2 = 2 * p->N * p->Hv; /* twice the (sequence, head) pairs */
     return p->T > 1 && p->cap_mode == GDN_CAPTURE_NONE && (p->Dk == 128 || p->Dk == 256) && !((uintptr_t)p->v & 15u) &&
            (fast_lpr % 100 == 2 || fast_lpr % 100 == 3 ||
-            (fast_lpr % 100 == 0 && p->N * p->Hv >= 2 * (int64_t)num_sms));
+            (fast_lpr % 100 == 0 && pairs2 >= (p->Dk == 128 ? 7 : 4) * (int64_t)num_sms));
 }
 
 cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t stream, int num_sms, int pdl,
@@ -1532,9 +1564,11 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
            12.04; PERF.md, session 20) */
         const bool multi8 =
             p.T > 1 && p.cap_mode == GDN_CAPTURE_NONE && p.Dk == 128 && p.N * p.Hv * p.T > (int64_t)num_sms;
+        /* and 16 again from 2 (sequence, head) pairs per SM up to fast_pairs_kernel's 3.5 (fast_pairs_call) */
+        const bool band16 = p.N * p.Hv >= 2 * (int64_t)num_sms;
         int lpr = fast_lpr;
         if (lpr % 100 == 0)
-            lpr += p.T > 1 ? (multi8 ? 8 : 16) : p.N * p.Hv <= 2 * (int64_t)num_sms ? 16 : 8;
+            lpr += p.T > 1 ? (multi8 && !band16 ? 8 : 16) : p.N * p.Hv <= 2 * (int64_t)num_sms ? 16 : 8;
         const int tiles = p.Dk * fast_lanes(p.Dk, lpr) / FAST_THREADS; /* rows per CTA: FAST_THREADS / lanes */
         /* tiles per CTA (J): the most, up to 2 for decode and 4 for multi-token calls, that leave
            at least 4 CTAs per SM (2.75 for multi-token calls at 8 lanes, below); each CTA prefetches its J tiles into L2 at its start and loads tile
@@ -1565,7 +1599,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
            T=2: 2.61 us against 2.68; session 21) */
         const bool occ = ctas > 4 * (int64_t)num_sms || (p.T == 2 && p.Dk == 128 && fast_lanes(p.Dk, lpr) == 16);
         const kernel_fn fn = pick_fast(p.Dk, lpr, p.T > 1, p.dtype, jlog > 0, p.cap_mode == GDN_CAPTURE_DENSE,
-                                       occ, cv);
+                                       occ, cv, (int)p.T);
         cfg.blockDim = dim3(FAST_THREADS, 1, 1);
         cfg.gridDim = dim3((unsigned)(p.Hv * (tiles >> jlog)), (unsigned)p.N, 1);
         cfg.dynamicSmemBytes = 0;
