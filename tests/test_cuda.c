@@ -1223,9 +1223,11 @@ done:
  * kernels obey the check kernel's verdict (three sequences) or check one sequence's slots themselves (self_check),
  * and must write nothing (out, pool and the dense capture bitwise as uploaded) while the next synchronize reports
  * the error with the validator's message; the same arrays made valid then write. Decode (fast1_kernel), verify
- * T = 4 (fast_kernel) and verify T = 4 with dense capture (its capture form), f32, Hk = 2, Hv = 4, D = 128:
- * shapes the fast path takes; and one sequence of T = 16, past the fast path, whose call the launcher gives the
- * check kernel after all. */
+ * T = 4 (fast_kernel) and verify T = 4 with dense capture (its capture form), f32 (one sequence also bf16), Hk = 2,
+ * Hv = 4, D = 128:
+ * shapes the fast path takes; and one sequence on the kernels that do not check themselves, whose call the
+ * launcher gives the check kernel after all: T = 16, past the fast path; T = 4 on fast_pairs_kernel (forced); T = 64
+ * on a chunked kernel. */
 static void run_fast_errors(void)
 {
     enum { FHK = 2, FHV = 4, FD = 128, FSL = 6 };
@@ -1239,28 +1241,51 @@ static void run_fast_errors(void)
     }
     gdn_rng r;
     gdn_rng_seed(&r, 0xFE55u);
-    for (int form = 0; form < 7; form++) {
-        /* forms 3-5: one sequence, whose slots the fast kernels check themselves (no check kernel); form 6: one
-           sequence past the fast path's tokens (general kernels: the launcher puts the check kernel in front) */
-        const int64_t T = form == 6 ? 16 : form % 3 == 0 ? 1 : 4, FB = form < 3 ? 3 : 1;
-        static const char *FN[] = {"decode B=3", "verify B=3 T=4", "verify B=3 T=4 dense capture", "decode B=1",
-                                   "verify B=1 T=4", "verify B=1 T=4 dense capture", "prefill B=1 T=16"};
+    for (int form = 0; form < 12; form++) {
+        /* forms 3-5: one sequence, whose slots the fast kernels check themselves (no check kernel); forms 6-8: one
+           sequence on a kernel that does not (the launcher puts the check kernel in front): past the fast path's
+           tokens (general kernels), on fast_pairs_kernel (GDN_CUDA_FAST_LPR=2), on a chunked kernel; forms 9-11:
+           forms 3-5 with bf16 q, k, v and out (the kernels that stage q and k as 16-bit) */
+        const int64_t T = form == 6 ? 16 : form == 8 ? 64 : form % 3 == 0 ? 1 : 4, FB = form < 3 ? 3 : 1;
+        const gdn_dtype dt = form >= 9 ? GDN_DTYPE_BF16 : GDN_DTYPE_F32; /* q, k, v and out */
+        const size_t esz = gdn_dtype_size(dt);
+        static const char *FN[] = {"decode B=3",
+                                   "verify B=3 T=4",
+                                   "verify B=3 T=4 dense capture",
+                                   "decode B=1",
+                                   "verify B=1 T=4",
+                                   "verify B=1 T=4 dense capture",
+                                   "prefill B=1 T=16",
+                                   "verify B=1 T=4 on fast_pairs_kernel",
+                                   "prefill B=1 T=64 chunked",
+                                   "decode B=1 bf16",
+                                   "verify B=1 T=4 bf16",
+                                   "verify B=1 T=4 dense capture bf16"};
+        const env_saved lpr = form == 7 ? env_set("GDN_CUDA_FAST_LPR", "2") : env_keep("GDN_CUDA_FAST_LPR");
+        gdn_context *fctx = ctx; /* form 7: a context made under GDN_CUDA_FAST_LPR=2 (read when it is made) */
+        if (form == 7 && gdn_context_create(&d, &fctx) != GDN_STATUS_SUCCESS) {
+            EXPECT(0, "fast errors: context with GDN_CUDA_FAST_LPR=2 (%s)", gdn_last_error(NULL));
+            env_restore(&lpr);
+            continue;
+        }
         const char *fname = FN[form];
         const size_t nq = (size_t)(FB * T * FHK * FD), nv = (size_t)(FB * T * FHV * FD), ng = (size_t)(FB * T * FHV);
         const size_t np = (size_t)FSL * FHV * FD * FD;
-        const size_t nc = form == 2 || form == 5 ? (size_t)(FB * T) * FHV * FD * FD : 0;
+        const size_t nc = form % 3 == 2 && form != 8 ? (size_t)(FB * T) * FHV * FD * FD : 0;
         float *h = (float *)malloc(sizeof(float) * (2 * nq + nv + 2 * ng + nv + np + nc));
         float *back = (float *)malloc(sizeof(float) * (nv + np + nc));
-        float *hq = h, *hk = hq + nq, *hv = hk + nq, *hg = hv + nv, *hb = hg + ng, *ho = hb + ng, *hp = ho + nv;
+        unsigned char *raw = (unsigned char *)malloc(esz * (2 * nq + 2 * nv)); /* q, k, v, out as uploaded */
+        float *hg = h + 2 * nq + nv, *hb = hg + ng, *ho = hb + ng, *hp = ho + nv; /* after q, k, v */
         float *hc = hp + np;
-        float *dq = (float *)gdn_cuda_malloc(sizeof(float) * nq), *dk = (float *)gdn_cuda_malloc(sizeof(float) * nq);
-        float *dv = (float *)gdn_cuda_malloc(sizeof(float) * nv), *dg = (float *)gdn_cuda_malloc(sizeof(float) * ng);
-        float *db = (float *)gdn_cuda_malloc(sizeof(float) * ng), *dout = (float *)gdn_cuda_malloc(sizeof(float) * nv);
+        void *dq = gdn_cuda_malloc(esz * nq), *dk = gdn_cuda_malloc(esz * nq), *dv = gdn_cuda_malloc(esz * nv);
+        float *dg = (float *)gdn_cuda_malloc(sizeof(float) * ng), *db = (float *)gdn_cuda_malloc(sizeof(float) * ng);
+        void *dout = gdn_cuda_malloc(esz * nv);
         float *dpool = (float *)gdn_cuda_malloc(sizeof(float) * np);
         float *dcap = nc ? (float *)gdn_cuda_malloc(sizeof(float) * nc) : NULL;
         int32_t *drs = (int32_t *)gdn_cuda_malloc(sizeof(int32_t) * FB);
         int32_t *dws = (int32_t *)gdn_cuda_malloc(sizeof(int32_t) * FB);
-        if (!h || !back || !dq || !dk || !dv || !dg || !db || !dout || !dpool || (nc && !dcap) || !drs || !dws) {
+        if (!h || !back || !raw || !dq || !dk || !dv || !dg || !db || !dout || !dpool || (nc && !dcap) || !drs ||
+            !dws) {
             EXPECT(0, "fast errors %s: out of memory", fname);
         } else {
             for (size_t i = 0; i < 2 * nq + nv; i++)
@@ -1275,14 +1300,21 @@ static void run_fast_errors(void)
                 hp[i] = (float)(0.2 * gdn_rng_uniform(&r) - 0.1);
             for (size_t i = 0; i < nc; i++)
                 hc[i] = -777.0f;
+            /* q, k, v, out in dt (their order in h) */
+            for (size_t i = 0; i < 2 * nq + nv; i++)
+                gdn_store_f32(raw, dt, (int64_t)i, h[i]);
+            for (size_t i = 0; i < nv; i++)
+                gdn_store_f32(raw, dt, (int64_t)(2 * nq + nv + i), ho[i]);
+            unsigned char *rq = raw, *rk = raw + esz * nq, *rv = raw + 2 * esz * nq, *ro = rv + esz * nv;
             gdn_problem p;
             memset(&p, 0, sizeof p);
             p.num_k_heads = FHK;
             p.num_v_heads = FHV;
             p.k_dim = p.v_dim = FD;
             p.qk_l2norm = 1;
-            p.dtype = p.out_dtype = GDN_DTYPE_F32;
-            p.algo = GDN_ALGO_RECURRENT;
+            p.dtype = p.out_dtype = dt;
+            p.gate_dtype = GDN_DTYPE_F32;
+            p.algo = form == 8 ? GDN_ALGO_CHUNKED : GDN_ALGO_RECURRENT;
             gdn_batch b;
             memset(&b, 0, sizeof b);
             b.batch_size = FB;
@@ -1325,31 +1357,29 @@ static void run_fast_errors(void)
                     snprintf(want, sizeof want, "state.write_slots[0] = %d: past the pool of %d slots", FSL + 5, FSL);
                 else
                     snprintf(want, sizeof want, "is also written by sequence");
-                const int up = !gdn_cuda_memcpy(dq, hq, sizeof(float) * nq) &&
-                               !gdn_cuda_memcpy(dk, hk, sizeof(float) * nq) &&
-                               !gdn_cuda_memcpy(dv, hv, sizeof(float) * nv) &&
+                const int up = !gdn_cuda_memcpy(dq, rq, esz * nq) && !gdn_cuda_memcpy(dk, rk, esz * nq) &&
+                               !gdn_cuda_memcpy(dv, rv, esz * nv) &&
                                !gdn_cuda_memcpy(dg, hg, sizeof(float) * ng) &&
-                               !gdn_cuda_memcpy(db, hb, sizeof(float) * ng) &&
-                               !gdn_cuda_memcpy(dout, ho, sizeof(float) * nv) &&
+                               !gdn_cuda_memcpy(db, hb, sizeof(float) * ng) && !gdn_cuda_memcpy(dout, ro, esz * nv) &&
                                !gdn_cuda_memcpy(dpool, hp, sizeof(float) * np) &&
                                (!nc || !gdn_cuda_memcpy(dcap, hc, sizeof(float) * nc)) &&
                                !gdn_cuda_memcpy(drs, rs, sizeof(int32_t) * FB) &&
                                !gdn_cuda_memcpy(dws, ws, sizeof(int32_t) * FB);
                 EXPECT(up, "fast errors %s %s: upload", fname, cname);
-                gdn_status st = gdn_forward(ctx, &p, &b, &t);
+                gdn_status st = gdn_forward(fctx, &p, &b, &t);
                 EXPECT(st == GDN_STATUS_SUCCESS, "fast errors %s %s: gdn_forward returned %s (%s)", fname, cname,
-                       gdn_status_string(st), gdn_last_error(ctx));
-                st = gdn_context_synchronize(ctx);
+                       gdn_status_string(st), gdn_last_error(fctx));
+                st = gdn_context_synchronize(fctx);
                 EXPECT(st == (c < 2 ? GDN_STATUS_INVALID_ARGUMENT : GDN_STATUS_SUCCESS),
                        "fast errors %s %s: synchronize returned %s (%s)", fname, cname, gdn_status_string(st),
-                       gdn_last_error(ctx));
+                       gdn_last_error(fctx));
                 if (c < 2)
-                    EXPECT(strstr(gdn_last_error(ctx), want) != NULL, "fast errors %s %s: message \"%s\" lacks \"%s\"",
-                           fname, cname, gdn_last_error(ctx), want);
-                const int down = !gdn_cuda_memcpy(back, dout, sizeof(float) * nv) &&
+                    EXPECT(strstr(gdn_last_error(fctx), want) != NULL, "fast errors %s %s: message \"%s\" lacks \"%s\"",
+                           fname, cname, gdn_last_error(fctx), want);
+                const int down = !gdn_cuda_memcpy(back, dout, esz * nv) &&
                                  !gdn_cuda_memcpy(back + nv, dpool, sizeof(float) * np) &&
                                  (!nc || !gdn_cuda_memcpy(back + nv + np, dcap, sizeof(float) * nc));
-                const int out_same = down && !memcmp(back, ho, sizeof(float) * nv);
+                const int out_same = down && !memcmp(back, ro, esz * nv);
                 const int pool_same = down && !memcmp(back + nv, hp, sizeof(float) * np);
                 const int cap_same = down && (!nc || !memcmp(back + nv + np, hc, sizeof(float) * nc));
                 if (c < 2) {
@@ -1361,8 +1391,10 @@ static void run_fast_errors(void)
                     /* the valid call: every output element and every capture written (no sentinel left), and the
                        pool changed */
                     int wrote = down && !pool_same;
-                    for (size_t i = 0; wrote && i < nv; i++)
-                        wrote = back[i] != 12345.0f && back[i] == back[i];
+                    for (size_t i = 0; wrote && i < nv; i++) {
+                        const float y = gdn_load_f32(back, dt, (int64_t)i);
+                        wrote = y != gdn_load_f32(ro, dt, (int64_t)i) && y == y;
+                    }
                     for (size_t i = 0; wrote && i < nc; i++)
                         wrote = back[nv + np + i] != -777.0f;
                     EXPECT(wrote, "fast errors %s: the valid call left outputs or captures unwritten", fname);
@@ -1381,6 +1413,10 @@ static void run_fast_errors(void)
         gdn_cuda_free(dws);
         free(h);
         free(back);
+        free(raw);
+        if (fctx != ctx)
+            gdn_context_destroy(fctx);
+        env_restore(&lpr);
     }
     gdn_context_destroy(ctx);
 }
