@@ -9,8 +9,10 @@
  * written once, plus every captured state (f32, Hv*Dk*Dv*4 bytes each), over the median time.
  * Inputs are random (never zeros). Also measured: a device-to-device copy (bytes read + written).
  *
- * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--j-sweep] [--one B T] [--slope] [--chunked]   (exit 0
- * when every case ran)
+ * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--j-sweep] [--one B T [--slots [--identity]]] [--slope]
+ *                   [--chunked]   (exit 0 when every case ran)
+ * --one B T: one case (no capture, default slots); with --slots vLLM's slot arrays (the quick suite's permutation;
+ * --identity: sequence n in slot n).
  * --slope: only the per-token slope: B = 1, 8 and 64, T = 1 .. 8, no capture (the defaults, then decode through the
  * staged kernel, GDN_CUDA_FAST_LPR=216).
  * --chunked: only chunked prefill (algo CHUNKED; B=1 T = 64 .. 32768, B=8 T = 64, 128, 4096, B=64 T=4096; 4 calls
@@ -38,6 +40,7 @@
 #define ROTATE_BYTES ((double)(256u << 20))
 
 static gdn_rng g_rng;
+static int g_slots_identity; /* --identity: slot arrays with sequence n in slot n */
 
 static void *upload_random(size_t n, gdn_dtype t, double lo, double hi)
 {
@@ -102,7 +105,7 @@ static int run(gdn_context *ctx, const bcase *bc, int reps, double copy_bw)
     if (bc->slot_arrays) {
         for (int64_t n = 0; n < B; n++) /* a permutation: sequence n in slot (n * 7) % B ... */
             slots_h[n] = (int32_t)((n * 7 + 3) % B);
-        if (B % 7 == 0)
+        if (B % 7 == 0 || g_slots_identity)
             for (int64_t n = 0; n < B; n++)
                 slots_h[n] = (int32_t)n;
         slots = gdn_cuda_malloc(sizeof(int32_t) * (size_t)B);
@@ -216,7 +219,7 @@ static int run_all(void *stream, const bcase *cs, size_t n, int reps, double cop
 
 int main(int argc, char **argv)
 {
-    int quick = 0, sweep = 0, fast_sweep = 0, j_sweep = 0, slope = 0, chunked = 0;
+    int quick = 0, sweep = 0, fast_sweep = 0, j_sweep = 0, slope = 0, chunked = 0, one_slots = 0;
     long long oneB = 0, oneT = 0;
     setvbuf(stdout, NULL, _IOLBF, 0); /* a row as soon as it is measured (a run cut short shows where it was) */
     for (int i = 1; i < argc; i++) {
@@ -227,6 +230,10 @@ int main(int argc, char **argv)
             oneT = atoll(argv[i + 2]);
             i += 2;
         }
+        else if (!strcmp(argv[i], "--slots")) /* --one with vLLM's slot arrays (a permutation of the pool) */
+            one_slots = 1;
+        else if (!strcmp(argv[i], "--identity")) /* the slot arrays sequence n -> slot n */
+            g_slots_identity = 1;
         else if (!strcmp(argv[i], "--slope"))
             slope = 1;
         else if (!strcmp(argv[i], "--chunked"))
@@ -266,7 +273,7 @@ int main(int argc, char **argv)
         return 1;
     const int reps = quick ? 30 : 200;
     if (oneB > 0 && oneT > 0) {
-        const bcase one = {"one", oneB, oneT, GDN_CAPTURE_NONE, 0, 0, 0};
+        const bcase one = {"one", oneB, oneT, GDN_CAPTURE_NONE, one_slots, 0, 0};
         const int ok = run(ctx, &one, 20, copy_bw);
         gdn_context_destroy(ctx);
         gdn_cuda_stream_destroy(stream);

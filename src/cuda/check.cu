@@ -16,13 +16,15 @@
  *      may write what it reads, capture into its own read slot, and capture its last state into its
  *      own write slot (that capture is not stamped), exactly as on the CPU. The stamps touched are
  *      cleared again at the end, so they are all zero between calls (no generation counter, which
- *      graph replays could not advance).
+ *      graph replays could not advance). Up to SM_SEQS sequences without capture slots keep their
+ *      stamps in a shared-memory table instead (sm_stamp): no L2 atomics and nothing to clear.
  * The first error (smallest phase, then index) becomes words->first unless an earlier one is still
  * unreported; words->call_error tells the compute kernel of this call to write nothing. The block
  * waits for earlier work in the stream (it may be launched as a programmatic dependent), then
  * triggers its own dependent (the compute kernel) at once, so that the state loads overlap the check.
- * Cost: O(N + captured tokens) loads and L2 atomics in one block; for a decode batch ~2-4 us, hidden
- * behind the compute kernel's state loads.
+ * Cost: O(N + captured tokens) loads and atomics in one block. The compute kernel waits for it: H200, decode
+ * with slot arrays B = 2 / 8 / 64 6.2 / 12.9 / 73.5 us against 2.8 / 9.8 / 67.8 with default slots (session 23,
+ * with the shared-memory stamps; 6.9 / 13.3 / 75.0 before).
  */
 #include "cuda/params.cuh"
 
@@ -133,6 +135,26 @@ __device__ int stamp_write(unsigned long long *st, int64_t n)
     }
 }
 
+/* The stamps of a call with few sequences and no capture slots: a table in shared memory (open addressing,
+   linear probing, keyed by slot; SM_SLOTS entries for at most SM_SEQS sequences' read and write slots, so at
+   most half full), instead of the context's stamps in global memory: no L2 atomics, nothing to clear (H200,
+   decode with slot arrays: docs/PERF.md, session 23). */
+#define SM_SLOTS 2048
+#define SM_SEQS 512
+#define SM_EMPTY (~0ull)
+
+/* The stamp of `slot` in the table, entered (empty stamp) if absent. */
+__device__ __forceinline__ unsigned long long *sm_stamp(unsigned long long *keys, unsigned long long *st, int64_t slot)
+{
+    unsigned h = (unsigned)(((unsigned long long)slot * 0x9E3779B97F4A7C15ull) >> 53) & (SM_SLOTS - 1);
+    for (;;) {
+        const unsigned long long k = atomicCAS(&keys[h], SM_EMPTY, (unsigned long long)slot);
+        if (k == SM_EMPTY || k == (unsigned long long)slot)
+            return &st[h];
+        h = (h + 1) & (SM_SLOTS - 1);
+    }
+}
+
 __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_cuda_params P)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -148,6 +170,16 @@ __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_c
     const bool cap_slots = P.cap_mode == GDN_CAPTURE_SLOTS;
     unsigned long long *pool_st = P.stamps;
     unsigned long long *cap_st = P.same_pool ? P.stamps : P.stamps + (P.pool ? P.num_slots : 0);
+    /* few sequences, no capture slots: the stamps in shared memory (sm_stamp) */
+    __shared__ unsigned long long sm_keys[SM_SLOTS], sm_st[SM_SLOTS];
+    const bool sm = !cap_slots && N <= SM_SEQS;
+    if (sm)
+        for (int i = tid; i < SM_SLOTS; i += CT) {
+            sm_keys[i] = SM_EMPTY;
+            sm_st[i] = 0;
+        }
+    /* the stamp of pool slot s */
+    auto pool_stamp = [&](int64_t s) { return sm ? sm_stamp(sm_keys, sm_st, s) : &pool_st[s]; };
     if (tid == 0)
         best = NO_ERROR;
     __syncthreads();
@@ -210,14 +242,14 @@ __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_c
             for (int64_t n = tid; n < N; n += CT) {
                 const int64_t r = read_slot(P, n);
                 if (r >= 0)
-                    stamp_read(&pool_st[r], n);
+                    stamp_read(pool_stamp(r), n);
             }
         __syncthreads();
         if (P.pool)
             for (int64_t n = tid; n < N; n += CT) {
                 const int64_t w = write_slot(P, n);
                 int c;
-                if (w >= 0 && (c = stamp_write(&pool_st[w], n)) != 0)
+                if (w >= 0 && (c = stamp_write(pool_stamp(w), n)) != 0)
                     report(&best, PH_WRITE, n, c);
             }
         __syncthreads();
@@ -287,7 +319,7 @@ __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_c
             e.sub = sub;
             e.seq = index;
             e.value = write_slot(P, index);
-            const unsigned long long own = pool_st[e.value] & ST_OWNER;
+            const unsigned long long own = *pool_stamp(e.value) & ST_OWNER;
             e.other = own == ST_OWNER ? -1 : (int64_t)own - 1;
             break;
         }
@@ -316,8 +348,8 @@ __global__ void __launch_bounds__(CT) check_kernel(const __grid_constant__ gdn_c
     }
     __syncthreads();
 
-    /* clear the stamps this call set */
-    if (stamps) {
+    /* clear the stamps this call set (in global memory) */
+    if (stamps && !sm) {
         if (P.pool)
             for (int64_t n = tid; n < N; n += CT) {
                 const int64_t r = read_slot(P, n), w = write_slot(P, n);

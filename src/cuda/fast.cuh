@@ -563,13 +563,17 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
     if (lane == 0 && tp)
         prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
     grid_dependency_wait();
-    if (err && __ldcg(err)) /* the check found an error: write nothing */
-        return;
+    /* the check kernel's verdict, loaded beside the state rows and obeyed once they are issued (rows of slots in
+       range only, fast_tiles: safe to read whatever the verdict; H200 decode with slot arrays: docs/PERF.md, session
+       23) */
+    const int32_t bad = err ? __ldcg(err) : 0;
     if (P.self_check && !fast_self_check(P, n, h, tile0 * (ROWS * D), &tp, &wp)) /* a slot out of range */
         return;
 
     float4 s[KV], qf[KV], kf[KV];
     fast_load_rows<KV, FL>(tp, rr * D, lr, s);
+    if (bad) /* the check found an error: write nothing */
+        return;
 #pragma unroll
     for (int i = 0; i < KV; i++) {
         qf[i] = ld4<IN>(qb, 4 * (i * FL + lr));
