@@ -1224,10 +1224,9 @@ done:
  * and must write nothing (out, pool and the dense capture bitwise as uploaded) while the next synchronize reports
  * the error with the validator's message; the same arrays made valid then write. Decode (fast1_kernel), verify
  * T = 4 (fast_kernel) and verify T = 4 with dense capture (its capture form), f32 (one sequence also bf16), Hk = 2,
- * Hv = 4, D = 128:
- * shapes the fast path takes; and one sequence on the kernels that do not check themselves, whose call the
- * launcher gives the check kernel after all: T = 16, past the fast path; T = 4 on fast_pairs_kernel (forced); T = 64
- * on a chunked kernel. */
+ * Hv = 4, D = 128: shapes the fast path takes; and one sequence on the kernels that do not check themselves, whose
+ * call the launcher gives the check kernel after all: T = 16, past the fast path; T = 4 on fast_pairs_kernel
+ * (forced); T = 64 on a chunked kernel. */
 static void run_fast_errors(void)
 {
     enum { FHK = 2, FHV = 4, FD = 128, FSL = 6 };
@@ -1315,6 +1314,9 @@ static void run_fast_errors(void)
             p.dtype = p.out_dtype = dt;
             p.gate_dtype = GDN_DTYPE_F32;
             p.algo = form == 8 ? GDN_ALGO_CHUNKED : GDN_ALGO_RECURRENT;
+            if (form == 8) /* (the form's point: a chunked kernel runs it) */
+                EXPECT(strncmp(gdn_context_kernel_for(fctx, &p, T, 0), "chunk", 5) == 0,
+                       "fast errors %s: kernel_for names %s", FN[form], gdn_context_kernel_for(fctx, &p, T, 0));
             gdn_batch b;
             memset(&b, 0, sizeof b);
             b.batch_size = FB;

@@ -384,7 +384,8 @@ __device__ __forceinline__ void fast_tokens(int T, float4 (&s)[KV], float &yk, c
  * against 18.8 at 72 registers, 7 CTAs per SM); the other form makes it before the wait and pins it (72
  * registers; verify B=1 T=4: 4.12 us against 4.37 at 64; docs/PERF.md, session 19; with the token loop compiled
  * for each T it takes up to 128, measured faster than capping it at 96, 80 or 72: session 21). CV: the call's
- * convention (fast_cv_of; compiled in for MULTI without CAP only). TT: T compiled in (2 .. FAST_TMAX; 0: read
+ * convention (fast_cv_of; compiled in for MULTI without CAP only). TT: T compiled in (3 .. FAST_TMAX as the
+ * launcher takes it, pick_fast_t; 0: read
  * from the parameters, the token loop a switch over T), for the compiled-in conventions at D = 128 on 8 or 16
  * lanes outside the occupancy form (the Qwen3.x verify windows): the staging loops and the tile loop's shared
  * arrays sized for T, one token loop in the code. */
@@ -446,7 +447,9 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
     if (lane == 0 && tp) /* a quarter of the CTA's J * ROWS contiguous rows into L2 per warp, while earlier work finishes */
         prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
     grid_dependency_wait();
-    if (err && __ldcg(err)) /* the check found an error: write nothing */
+    /* the check found an error: write nothing (here before the state loads: loaded beside them, as fast1_kernel
+       does, the verdict cost default-slot verify B=8 T=4 12.59 -> 12.84 us; docs/PERF.md, session 23) */
+    if (err && __ldcg(err))
         return;
     if (P.self_check && !fast_self_check(P, n, h, tile0 * (ROWS * D), &tp, &wp)) /* a slot out of range */
         return;
