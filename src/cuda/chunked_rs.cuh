@@ -520,6 +520,18 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             /* R^T = V^T diag(bt) - X^T diag(sk), tf32, as the A fragments of D^T = R^T T^T: k8 block j's
                positions t4, t4 + 4 hold columns 8 j + 2 t4, 8 j + 2 t4 + 1 (T, P permuted alike) */
             unsigned ra[8][4];
+            /* one stage (PRE): the update's cf now, while no product reads shared memory, and the outputs' sq
+               once D^T is done; loaded where they are used, they waited behind Y^T's and the update's operand
+               reads (H200, B=64 T=4096 5.76-5.79 -> 5.58-5.60 ms, B=8 705 -> 696 us). The two-stage kernel keeps
+               them there: at its 250 registers early loads spill (both loaded here: B=1 T=4096 122 -> 129 us;
+               docs/PERF.md, session 24). */
+            constexpr bool PRE = !PW && CL == 1;
+            float2 cfv[8], sqv[8];
+            if constexpr (PRE) {
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    cfv[j] = *(const float2 *)(st.sc + 3 * TC_C + 8 * j + 2 * t4);
+            }
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const float2 sk = *(const float2 *)(st.sc + 8 * j + 2 * t4);
@@ -554,13 +566,18 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             }
             rs_wait<1>(); /* D^T */
             wg_fence_acc(d);
+            if constexpr (PRE) {
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    sqv[j] = *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
+            }
             /* cf D^T (bf16, the update's A fragments: k16 block kk = tokens 16 kk ..), for the update;
                then D^T (tf32, the outputs' A fragments, as R^T's) and Y^T diag(sq) while it runs */
             unsigned da[4][4], dt[8][4];
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) {
-                const float2 c0 = *(const float2 *)(st.sc + 3 * TC_C + 16 * kk + 2 * t4);
-                const float2 c1 = *(const float2 *)(st.sc + 3 * TC_C + 16 * kk + 8 + 2 * t4);
+                const float2 c0 = PRE ? cfv[2 * kk] : *(const float2 *)(st.sc + 3 * TC_C + 16 * kk + 2 * t4);
+                const float2 c1 = PRE ? cfv[2 * kk + 1] : *(const float2 *)(st.sc + 3 * TC_C + 16 * kk + 8 + 2 * t4);
                 da[kk][0] = sp_bf2(c0.x * d[8 * kk], c0.y * d[8 * kk + 1]);
                 da[kk][1] = sp_bf2(c0.x * d[8 * kk + 2], c0.y * d[8 * kk + 3]);
                 da[kk][2] = sp_bf2(c1.x * d[8 * kk + 4], c1.y * d[8 * kk + 5]);
@@ -582,7 +599,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             wg_fence_acc(y);
 #pragma unroll
             for (int j = 0; j < 8; j++) {
-                const float2 sq = *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
+                const float2 sq = PRE ? sqv[j] : *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
                 y[4 * j] *= sq.x;
                 y[4 * j + 1] *= sq.y;
                 y[4 * j + 2] *= sq.x;
