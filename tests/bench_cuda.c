@@ -12,12 +12,13 @@
  * Usage: bench_cuda [--quick] [--rpt-sweep] [--fast-sweep] [--j-sweep] [--one B T [--slots [--identity]]] [--slope]
  *                   [--chunked]   (exit 0 when every case ran)
  * --one B T: one case (no capture, default slots); with --slots vLLM's slot arrays (the quick suite's permutation;
- * --identity: sequence n in slot n).
+ * --identity: sequence n in slot n); with --chunked one chunked prefill (algo CHUNKED, the default kernels, 4 calls on
+ * one pool, 20 replays; outputs not checked, so lab builds whose outputs are wrong can be timed).
  * --slope: only the per-token slope: B = 1, 8 and 64, T = 1 .. 8, no capture (the defaults, then decode through the
  * staged kernel, GDN_CUDA_FAST_LPR=216).
  * --chunked: only chunked prefill (algo CHUNKED; B=1 T = 64 .. 32768, B=8 T = 64, 128, 4096, B=64 T=4096; 4 calls
- * on one pool, 10 replays) on chunk_tc_kernel, on the two-pass kernels and on them with the state pass on wgmma
- * (GDN_CUDA_CHUNK_SPLIT=0 / 1 / 2), then the token loop at B=1 T = 64 .. 256 and B=8 T = 64, 128 (the crossover).
+ * on one pool, 10 replays) on chunk_tc_kernel, on the two-pass kernels, on them with the state pass on wgmma and
+ * with it register-sourced, the default (GDN_CUDA_CHUNK_SPLIT=0 / 1 / 2 / 3), then the token loop at B=1 T = 64 .. 256 and B=8 T = 64, 128 (the crossover).
  * --fast-sweep: the decode and verify cases on the general kernels (GDN_CUDA_FAST=0) and on the fast
  * path forced (GDN_CUDA_FAST=1) with 8, 16 and 32 lanes per state row (GDN_CUDA_FAST_LPR; plus 200:
  * decode through the staged kernel; 2: multi-token calls on fast_pairs_kernel, two rows per thread).
@@ -273,7 +274,7 @@ int main(int argc, char **argv)
         return 1;
     const int reps = quick ? 30 : 200;
     if (oneB > 0 && oneT > 0) {
-        const bcase one = {"one", oneB, oneT, GDN_CAPTURE_NONE, one_slots, 0, 0};
+        const bcase one = {chunked ? "one, chunked" : "one", oneB, oneT, GDN_CAPTURE_NONE, one_slots, 0, chunked};
         const int ok = run(ctx, &one, 20, copy_bw);
         gdn_context_destroy(ctx);
         gdn_cuda_stream_destroy(stream);
