@@ -18,7 +18,8 @@
  * staged kernel, GDN_CUDA_FAST_LPR=216).
  * --chunked: only chunked prefill (algo CHUNKED; B=1 T = 64 .. 32768, B=8 T = 64, 128, 4096, B=64 T=4096; 4 calls
  * on one pool, 10 replays) on chunk_tc_kernel, on the two-pass kernels, on them with the state pass on wgmma and
- * with it register-sourced, the default (GDN_CUDA_CHUNK_SPLIT=0 / 1 / 2 / 3), then the token loop at B=1 T = 64 .. 256 and B=8 T = 64, 128 (the crossover).
+ * with it register-sourced, the default (GDN_CUDA_CHUNK_SPLIT=0 / 1 / 2 / 3), then the token loop at B=1
+ * T = 64 .. 256 and B=8 T = 64, 128 (the crossover).
  * --fast-sweep: the decode and verify cases on the general kernels (GDN_CUDA_FAST=0) and on the fast
  * path forced (GDN_CUDA_FAST=1) with 8, 16 and 32 lanes per state row (GDN_CUDA_FAST_LPR; plus 200:
  * decode through the staged kernel; 2: multi-token calls on fast_pairs_kernel, two rows per thread).

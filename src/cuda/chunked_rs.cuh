@@ -522,9 +522,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             unsigned ra[8][4];
             /* one stage (PRE): the update's cf now, while no product reads shared memory, and the outputs' sq
                once D^T is done; loaded where they are used, they waited behind Y^T's and the update's operand
-               reads (H200, B=64 T=4096 5.76-5.79 -> 5.58-5.60 ms, B=8 705 -> 696 us). The two-stage kernel keeps
-               them there: at its 250 registers early loads spill (both loaded here: B=1 T=4096 122 -> 129 us;
-               docs/PERF.md, session 24). */
+               reads (H200, B=64 T=4096 5.57 -> 5.46-5.47 ms). The two-stage kernel keeps them there: at its 250
+               registers early loads spill (both loaded here: B=1 T=4096 122 -> 129 us; docs/PERF.md, session 24). */
             constexpr bool PRE = !PW && CL == 1;
             float2 cfv[8], sqv[8];
             if constexpr (PRE) {
