@@ -19,16 +19,15 @@
  * rows, the CTA TR = 4 WR rows per tile (D = 128: FL 8, WR 8, TR 32, 4 tiles per head; D = 256: FL 16,
  * WR 4, TR 16, 16 tiles).
  *
- * Memory: each warp's WR rows of a tile are contiguous (WR * D * 4 = 4 KiB); the warp fetches them with
- * one bulk copy (cp.async.bulk, completing on the warp's mbarrier) into one of its NB = 2 shared-memory
- * buffers, NB tiles ahead along its sequence of tiles (across items), so the HBM stream holds no
- * registers and never waits for the arithmetic (ncu: no wait on a tile or on an item's inputs ever
- * retried); the rows go from the buffer to registers, are updated over the T tokens and stored from
- * registers (16-byte stores). A
- * negative read slot fetches nothing (zeros), a negative write slot stores nothing. The item's inputs
- * (q and k rows, the tiles' v values) come by bulk copies too, one item ahead, into two input buffers;
- * its gates by plain loads, one item ahead. Before griddepcontrol.wait each warp prefetches its first
- * tile's rows into L2.
+ * Memory: each thread loads its two rows' slices straight into registers (16-byte loads): tile 0's at the
+ * item's start, before the input staging, and tile j + 1's while tile j's tokens run, so the HBM stream
+ * overlaps the arithmetic without a trip through shared memory (H200, verify T=4 B=64 77.7 -> 75.5 us, T=8
+ * 128.7 -> 112.1 us against session 22's form, which fetched each warp's 4 KiB tile by a bulk copy into one
+ * of two shared-memory buffers and read it back: 128 registers and 4 CTAs per SM here, 96 and 5 there); the
+ * rows are updated over the T tokens and stored from registers (16-byte stores). A negative read slot
+ * loads nothing (zeros), a negative write slot stores nothing. The item's inputs (q and k rows, the
+ * tiles' v values) come by bulk copies, one item ahead, into two input buffers; its gates by plain
+ * loads, one item ahead. Before griddepcontrol.wait each warp prefetches its first tile's rows into L2.
  *
  * Per item: one barrier (the last item is done), fast_stage_qk from the input buffer (q, k as f32, or as
  * loaded for 16-bit inputs and widened in the token loop: H200 verify T=4 B=64 78.7 -> 77.4 us, session 22; the
@@ -50,9 +49,7 @@
 #ifndef GDN_CUDA_FAST_PAIRS_CUH
 #define GDN_CUDA_FAST_PAIRS_CUH
 
-#define PAIRS_NB 2 /* shared-memory state buffers per warp */
-#define PAIRS_BUF_BYTES (4 * PAIRS_NB * 4096) /* 4 warps * NB buffers * WR * D * 4 bytes (WR * D = 1024) */
-#define PAIRS_BAR_BYTES 128                   /* 4 * NB state mbarriers, 2 input mbarriers */
+#define PAIRS_BAR_BYTES 128 /* the 2 input mbarriers, padded to keep the inputs 128-byte aligned */
 
 /* Bytes of one item's raw inputs (q and k rows, the tiles' v values of T tokens; esz-byte elements). */
 __host__ __device__ constexpr int pairs_in_bytes(int D, int T, int J, int esz)
@@ -60,11 +57,11 @@ __host__ __device__ constexpr int pairs_in_bytes(int D, int T, int J, int esz)
     return (2 * T * D + T * J * (4096 / D)) * esz;
 }
 
-/* The dynamic shared memory of a call (bytes): state buffers, mbarriers, two items' raw inputs, then
+/* The dynamic shared memory of a call (bytes): mbarriers, two items' raw inputs, then
    q, k (f32), coefficients (raw and lazily scaled), v (f32) of the current item, its gates. */
 __host__ __device__ constexpr int pairs_smem_bytes(int D, int T, int J, int esz)
 {
-    return PAIRS_BUF_BYTES + PAIRS_BAR_BYTES + 2 * pairs_in_bytes(D, T, J, esz) + 2 * T * D * 4 + 2 * 8 * T * 4 +
+    return PAIRS_BAR_BYTES + 2 * pairs_in_bytes(D, T, J, esz) + 2 * T * D * 4 + 2 * 8 * T * 4 +
            T * J * (4096 / D) * 4 + 2 * 8 * 4;
 }
 
@@ -97,32 +94,6 @@ __device__ __forceinline__ void pairs_arm(unsigned long long *bar, unsigned byte
 #else
     (void)bar;
     (void)bytes;
-#endif
-}
-
-/* Warp-collective (every lane calls): fetch `bytes` (a multiple of 16) from global `src` into shared
-   `dst`, or with src NULL nothing (the buffer's phase still completes). sm_90: lane 0 arms the mbarrier
-   and issues one bulk copy that completes on it (wait with pairs_wait); older targets: the warp copies
-   and syncs (pairs_wait returns at once). */
-__device__ __forceinline__ void pairs_fetch(float *dst, const float *src, unsigned bytes, unsigned long long *bar,
-                                            int lane)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (lane == 0) {
-        if (!src) {
-            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
-            return;
-        }
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); /* the warp's reads of dst come first */
-        pairs_arm(bar, bytes);
-        pairs_piece(dst, src, bytes, bar);
-    }
-#else
-    (void)bar;
-    if (src)
-        for (unsigned i = (unsigned)lane; i < bytes / 16; i += 32)
-            ((float4 *)dst)[i] = ((const float4 *)src)[i];
-    __syncwarp();
 #endif
 }
 
@@ -202,12 +173,12 @@ __device__ __forceinline__ void pairs_update(float4 (&s)[4], const float4 (&kf)[
 }
 
 template <int D, int IN, int CV>
-__global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __grid_constant__ gdn_cuda_params P)
+__global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     const call_consts C = fast_cv_consts<CV, IN>(P); /* the call's conventions (CV: compiled in, fast.cuh) */
-    constexpr int FL = D / 16, WR = 64 / FL, TR = 4 * WR, TILES = D / TR, WB = WR * D; /* WB: floats per buffer */
-    constexpr int ESZ = IN == 0 ? 4 : 2, NB = PAIRS_NB;
-    static_assert((D == 128 || D == 256) && WB == 1024 && NB == 2, "fast_pairs_kernel: D is 128 or 256, NB 2");
+    constexpr int FL = D / 16, WR = 64 / FL, TR = 4 * WR, TILES = D / TR, WB = WR * D; /* WB: a warp's tile floats */
+    constexpr int ESZ = IN == 0 ? 4 : 2;
+    static_assert((D == 128 || D == 256) && WB == 1024, "fast_pairs_kernel: D is 128 or 256");
     extern __shared__ __align__(128) unsigned char pairs_smem[];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL, grp = lane / FL;
@@ -215,10 +186,8 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
     const int jl = P.fast_jlog, J = 1 << jl, per = TILES >> jl, JTR = J * TR;
     const int64_t items = (int64_t)P.N * Hv * per, it0 = blockIdx.x, step = gridDim.x;
     const int inb = pairs_in_bytes(D, T, J, ESZ);
-    float *buf = (float *)pairs_smem + warp * (NB * WB);
-    unsigned long long *sbar = (unsigned long long *)(pairs_smem + PAIRS_BUF_BYTES), *wbar = sbar + warp * NB;
-    unsigned long long *ibar = sbar + 4 * NB;
-    unsigned char *in0 = pairs_smem + PAIRS_BUF_BYTES + PAIRS_BAR_BYTES;
+    unsigned long long *ibar = (unsigned long long *)pairs_smem;
+    unsigned char *in0 = pairs_smem + PAIRS_BAR_BYTES;
     float *qsm = (float *)(in0 + 2 * inb), *ksm = qsm + T * D;
     float *raw = ksm + T * D, *gc = raw + 8 * T, *vsm = gc + 8 * T, *gsm = vsm + T * JTR, *bsm = gsm + 8;
 
@@ -260,9 +229,9 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
         fast_gates_global(P, (size_t)n * (unsigned)T, h, C.gdt)(tid, g, b);
     };
 
-    /* read and write rows of items k, k + 1, k + 2 (the fetches run NB tiles ahead), whether they exist */
-    float *rd0, *rd1, *rd2, *wr0, *wt;
-    bool ex0 = item_rows(0, &rd0, &wr0), ex1, ex2;
+    /* the read and write rows of the current item */
+    float *rd0, *wr0;
+    item_rows(0, &rd0, &wr0);
     if (P.early_trigger)
         grid_dependency_trigger();
     if (lane == 0 && rd0) /* this warp's rows of its first tile into L2 while earlier work finishes */
@@ -271,23 +240,14 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
     if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
         return;
 
-    if (tid < 4 * NB + 2)
-        pairs_bar_init(&sbar[tid]);
+    if (tid < 2)
+        pairs_bar_init(&ibar[tid]);
     pairs_bar_fence();
     __syncthreads();
-    ex1 = item_rows(1, &rd1, &wt);
-    ex2 = item_rows(2, &rd2, &wt);
     if (warp == 0)
         fetch_inputs(it0, in0, &ibar[0]);
     if (tid < T)
         load_gates(it0, &gsm[tid], &bsm[tid]);
-    /* this warp's first NB tiles: tile number g = k * J + j of its items */
-    for (int g = 0; g < NB; g++) {
-        const int d = g >> jl;
-        float *r = d == 0 ? rd0 : rd1;
-        if (d == 0 ? ex0 : ex1)
-            pairs_fetch(buf + g * WB, r ? r + (g & (J - 1)) * (TR * D) : NULL, WB * 4, &wbar[g], lane);
-    }
 
     float gn = 0.f, bn = 0.f; /* threads t < T: the next item's gates */
     for (int k = 0;; k++) {
@@ -305,8 +265,11 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
         }
         int n, h, tile0;
         pairs_item(P, it, per, jl, &n, &h, &tile0);
-        ex0 = item_rows(k, &rd0, &wr0); /* (recomputed here, not carried: registers) */
-        const bool rz = !rd0;           /* a negative read slot: zeros */
+        item_rows(k, &rd0, &wr0);
+        float4 sn0[4], sn1[4]; /* the next tile's two rows (zeros for a negative read slot): tile 0's loaded
+                                  now, before the item's staging, tile j + 1's while tile j's tokens run */
+        fast_load_rows<4, FL>(rd0, 2 * grp * D, lr, sn0);
+        fast_load_rows<4, FL>(rd0, (2 * grp + 1) * D, lr, sn1);
         /* this thread's first output element of token 0 in tile 0; token t adds t * Hv * D, tile j j * TR */
         const size_t ob = ((size_t)n * (unsigned)T * Hv + h) * D + tile0 * TR + warp * WR + 2 * grp;
         if (warp == 2 && lane < T) {
@@ -348,28 +311,15 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
         const float pfin = gc[8 * (T - 1) + 6];
         const int r0 = warp * WR + 2 * grp; /* this thread's first row within a tile (the second: r0 + 1) */
         for (int j = 0; j < J; j++) {
-            const int g = (int)(((int64_t)k * J + j) & 1); /* the buffer; its use count's parity: */
-            const unsigned par = (unsigned)(((int64_t)k * J + j) >> 1) & 1u;
             float4 s0[4], s1[4];
-            pairs_wait(&wbar[g], par);
-            if (!rz) {
-                const float4 *src = (const float4 *)(buf + g * WB) + 2 * grp * (D / 4);
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    s0[i] = src[i * FL + lr];
-                    s1[i] = src[D / 4 + i * FL + lr];
-                }
-            } else {
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-                    s0[i] = s1[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+            for (int i = 0; i < 4; i++) {
+                s0[i] = sn0[i];
+                s1[i] = sn1[i];
             }
-            __syncwarp();
-            { /* tile j + NB of this item, or of a later one, into the buffer just read */
-                const int d = (j + NB) >> jl, jj = (j + NB) & (J - 1);
-                float *r = d == 0 ? rd0 : d == 1 ? rd1 : rd2;
-                if (d == 0 ? ex0 : d == 1 ? ex1 : ex2)
-                    pairs_fetch(buf + g * WB, r ? r + jj * (TR * D) : NULL, WB * 4, &wbar[g], lane);
+            if (j + 1 < J) {
+                fast_load_rows<4, FL>(rd0, ((j + 1) * TR + 2 * grp) * D, lr, sn0);
+                fast_load_rows<4, FL>(rd0, ((j + 1) * TR + 2 * grp + 1) * D, lr, sn1);
             }
             float y0m = 0.f, y1m = 0.f; /* token lr's outputs of the two rows */
             const int vr = j * TR + r0;
@@ -424,9 +374,6 @@ __global__ void __launch_bounds__(FAST_THREADS, 5) fast_pairs_kernel(const __gri
             gsm[tid] = gn;
             bsm[tid] = bn;
         }
-        /* slide the window of items */
-        rd1 = rd2, ex1 = ex2;
-        ex2 = item_rows(k + 3, &rd2, &wt);
     }
 }
 

@@ -1310,9 +1310,9 @@ static int fast_jlog_asked(int fast_j, int tiles)
  * tiles per item): 4 (a head has 4 or 16; fewer where 4 would leave fewer than 4 CTAs per SM), or
  * GDN_CUDA_FAST_J (fast_j). Grid: one CTA per item (at most 2^31 - 1 CTAs: the
  * CTAs then walk several), or with `persistent` the CTAs resident at once, each walking items
- * blockIdx.x + k * gridDim.x (GDN_CUDA_FAST_LPR=3; measured no faster). H200, verify T=4, B = 16 / 32 /
- * 64 / 256, one item per CTA at J = 1 / 2 / 4: 32.0 / 57.0 / 104.5 / 395.8 us, 28.2 / 48.5 / 85.5 / 292.2,
- * 23.4 / 44.2 / 80.6 / 286.8; persistent at J = 2: 26.2 / 44.4 / 80.7 / 307.5. */
+ * blockIdx.x + k * gridDim.x (GDN_CUDA_FAST_LPR=3; measured no faster: H200 verify T=4 B = 64 / 256 77.2 /
+ * 291.7 us against 74.6 / 278.5 one item per CTA at J = 4, session 25; at J = 1 / 2 108.4 / 77.7 and
+ * 412.3 / 291.0). */
 template <int D, int CV>
 static void (*pick_pairs_cv(int dtype))(gdn_cuda_params)
 {
@@ -1358,9 +1358,10 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
         o.store(*per_sm, std::memory_order_relaxed);
         return cudaSuccess;
     };
-    /* 4 tiles per item, fewer where the item's inputs would leave fewer than 4 CTAs per SM and fewer tiles
-       give more (D = 128 bf16: T = 8 at 2 tiles; H200 verify B=64 T = 7 / 8: 104.3 / 134.0 us at 4 tiles,
-       T = 8 130.2 us at 2) */
+    /* 4 tiles per item, fewer where the item's shared memory would leave fewer than 4 CTAs per SM (the
+       registers' bound) and fewer tiles give more. With the state rows in registers (session 25) every
+       D = 128 call up to T = 8 fits 4 CTAs at 4 tiles (H200 verify B=64 T=8 at J = 1 / 2 / 4: 149.1 / 108.5 /
+       94.3 us; T=4 108.4 / 77.7 / 74.5); with session 22's shared-memory buffers T = 8 took 2 tiles. */
     int jlog = 2, per_sm = 0;
     if (fast_j > 0) {
         jlog = fast_jlog_asked(fast_j, tiles);
