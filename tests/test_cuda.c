@@ -417,13 +417,13 @@ static void run_matrix(int count)
     }
     c.problem.dtype = c.problem.out_dtype = GDN_DTYPE_BF16;
     c.problem.gate_dtype = GDN_DTYPE_F32;
-    /* from 2 to 3.5 (sequence, head) pairs per SM (the H200's 132: B = 9 .. 14), fast_kernel on 16 lanes per row
-       (fast_pairs_call) */
+    /* just past 2 (sequence, head) pairs per SM (the H200's 132: B >= 9), the pairs kernel (fast_pairs_call; until
+       session 25 fast_kernel on 16 lanes per row took B = 9 .. 14) */
     c.B = 12;
     c.T = 4;
     c.seed = 26;
     ran++;
-    failed += !run_case(&c, "fast qwen verify B=12 T=4 (16 lanes, below the pairs kernel)", 0);
+    failed += !run_case(&c, "fast qwen verify B=12 T=4 (the pairs kernel from 2 pairs per SM)", 0);
     c.B = 8;
     c.T = 4;
     c.decay = GDN_CHECK_DECAY_MODEL;

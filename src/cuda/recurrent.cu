@@ -1489,16 +1489,16 @@ void gdn_cuda_fastdiv_init(gdn_fastdiv *f, unsigned d)
 }
 
 /* Does a call the fast path takes (fast_ok) go to fast_pairs_kernel (multi-token, no capture, wide heads, from 2
-   (sequence, head) pairs per SM at D = 256 and 3.5 at D = 128, or forced by GDN_CUDA_FAST_LPR = 2 / 3)? At D = 128
-   from 2 to 3.5 pairs per SM fast_kernel on 16 lanes per row is faster (H200, verify B = 9 / 10 / 12 / 14 at T = 4:
-   16.12 / 16.86 / 19.12 / 21.93 us against 19.47 / 17.58 / 21.17 / 21.76; at T = 8 23.59 / 23.97 / 27.93 / 32.47
-   against 26.97 / 28.55 / 30.17 / 32.80; B=16: 25.46 against 22.56; docs/PERF.md, session 23). */
+   (sequence, head) pairs per SM, or forced by GDN_CUDA_FAST_LPR = 2 / 3)? Below 2 per SM fast_kernel is faster;
+   from 2 on the pairs kernel with its rows loaded into registers (session 25) is (H200 D = 128, verify B = 8 / 9 /
+   12 / 14 against fast_kernel: T = 2 11.97 / 12.45 / 15.90 / 18.08 us against 11.71 / 13.89 / 16.15 / 18.64, T = 4
+   14.25 / 14.99 / 16.67 / 18.62 against 12.58 / 16.11 / 19.01 / 21.92, T = 8 21.99 / 23.93 / 23.98 / 24.49
+   against 16.68 / 23.49 / 27.87 / 32.33; docs/PERF.md, session 25; until then D = 128 took it from 3.5 per SM). */
 static bool fast_pairs_call(const gdn_cuda_params *p, int num_sms, int fast_lpr)
 {
-    const int64_t pairs2 = 2 * p->N * p->Hv; /* twice the (sequence, head) pairs */
     return p->T > 1 && p->cap_mode == GDN_CAPTURE_NONE && (p->Dk == 128 || p->Dk == 256) && !((uintptr_t)p->v & 15u) &&
            (fast_lpr % 100 == 2 || fast_lpr % 100 == 3 ||
-            (fast_lpr % 100 == 0 && pairs2 >= (p->Dk == 128 ? 7 : 4) * (int64_t)num_sms));
+            (fast_lpr % 100 == 0 && p->N * p->Hv >= 2 * (int64_t)num_sms));
 }
 
 cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t stream, int num_sms, int pdl,
@@ -1565,7 +1565,8 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
            12.04; PERF.md, session 20) */
         const bool multi8 =
             p.T > 1 && p.cap_mode == GDN_CAPTURE_NONE && p.Dk == 128 && p.N * p.Hv * p.T > (int64_t)num_sms;
-        /* and 16 again from 2 (sequence, head) pairs per SM up to fast_pairs_kernel's 3.5 (fast_pairs_call) */
+        /* and 16 again from 2 (sequence, head) pairs per SM, where the calls fast_pairs_call leaves (unaligned v)
+           come */
         const bool band16 = p.N * p.Hv >= 2 * (int64_t)num_sms;
         int lpr = fast_lpr;
         if (lpr % 100 == 0)
