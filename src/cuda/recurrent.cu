@@ -1490,7 +1490,8 @@ void gdn_cuda_fastdiv_init(gdn_fastdiv *f, unsigned d)
 
 /* Does a call the fast path takes (fast_ok) go to fast_pairs_kernel (multi-token, no capture, wide heads, from 2
    (sequence, head) pairs per SM, or forced by GDN_CUDA_FAST_LPR = 2 / 3)? Below 2 per SM fast_kernel is faster;
-   from 2 on the pairs kernel with its rows loaded into registers (session 25) is (H200 D = 128, verify B = 8 / 9 /
+   from 2 on the pairs kernel with its rows loaded into registers (session 25) is, at T = 2 and 4, and at T = 8
+   from B = 11 (B = 9, 10 within 2% behind) (H200 D = 128, verify B = 8 / 9 /
    12 / 14 against fast_kernel: T = 2 11.97 / 12.45 / 15.90 / 18.08 us against 11.71 / 13.89 / 16.15 / 18.64, T = 4
    14.25 / 14.99 / 16.67 / 18.62 against 12.58 / 16.11 / 19.01 / 21.92, T = 8 21.99 / 23.93 / 23.98 / 24.49
    against 16.68 / 23.49 / 27.87 / 32.33; docs/PERF.md, session 25; until then D = 128 took it from 3.5 per SM). */
