@@ -761,6 +761,9 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
                     rs_map(&rmaps.q, p.q, p.qs, p.Dk, p.Hk, p.T, nm) &&
                     rs_map(&rmaps.k, p.k, p.ks, p.Dk, p.Hk, p.T, nm) &&
                     rs_map(&rmaps.v, p.v, p.vs, p.Dv, p.Hv, p.T, nm);
+    /* the outputs' map where rs_out_vec takes them (bf16, unit column stride, strides of 16-byte multiples) */
+    rmaps.o_ok = rs && p.out && p.out_dtype == GDN_DTYPE_BF16 && p.os[3] == 1 && !((p.os[0] | p.os[1] | p.os[2]) & 7) &&
+                 rs_map(&rmaps.o, p.out, p.os, p.Dv, p.Hv, p.T, nm);
     if (rs && !p.cu && !p.rs_stages && group < p.N) {
         /* a batch in several groups: groups whose one-stage state grids fill whole waves of the SMs' CTA slots
            (two per SM), where that keeps one wave at least (H200, B=64 T=4096 at the default cap: 29 sequences
