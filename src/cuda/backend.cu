@@ -55,7 +55,7 @@ struct gdn_cuda_context {
                                     on calls too short for it to pay (tests); 3 = as 2, the prep's first item
                                     never flagged (tests of the state pass's bounded wait) */
     int prep_ctas;               /* GDN_CUDA_PREP_CTAS (tuning): the overlapped prep's CTAs; 0 = one on each
-                                    SM the state pass leaves */
+                                    of 15/16 of the SMs the state pass leaves */
     unsigned *flags;             /* the overlap's words (chunked_split.cuh, sp_item_flag), zeroed when made,
                                     grown outside capture */
     int64_t flags_cap;

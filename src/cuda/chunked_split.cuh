@@ -806,14 +806,17 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
                                      : chunk_split_state_rs_kernel<DW, 1, 0, 1>;
     /* the two passes overlapped (sp_item_flag) where the state pass has its producer warp (one wave, one CTA
        per SM), in one group, with programmatic launches, and leaves a quarter of the SMs at least: the prep a
-       persistent grid of SP_GROUPS items per CTA, one CTA on each SM the state pass leaves (or
+       persistent grid of SP_GROUPS items per CTA, one CTA on each of 15/16 of the SMs the state pass leaves (or
        GDN_CUDA_PREP_CTAS); where the prep takes two rounds of its items at least (p.prep_overlap 2: always).
        H200, Qwen3.6 layer, B=1: T=4096 154 -> 139 us, T=32768 1118 -> 966 us; T=512 (one round) 29.7 -> 37
-       us; docs/PERF.md, session 14 */
+       us; docs/PERF.md, session 14. The state pass runs faster beside a lighter prep: 64 CTAs on the 68 SMs it
+       leaves, T=32768 806 / 808 -> 782 / 781 us, T=4096 117.8 / 116.0 -> 117.1 / 117.1 (60: 783 / 767, 117.6 /
+       117.7; 56: 795 / 800, 122.3 / 121.1; session 26) */
     p.prep_gx = chunk_split_prep_x(&p);
     p.prep_gy = p.Hk * (p.ratio / p.prep_vpc);
     const int64_t items = p.prep_gx * p.prep_gy * (p.cu ? 1 : p.N);
-    const int64_t pctas = p.prep_ctas > 0 ? p.prep_ctas : num_sms - rs_state_ctas(&p, p.N); /* the SMs it leaves */
+    const int64_t free_sms = num_sms - rs_state_ctas(&p, p.N); /* the SMs the state pass leaves */
+    const int64_t pctas = p.prep_ctas > 0 ? p.prep_ctas : free_sms - free_sms / 16;
     /* (p.sp_flags: the backend's words, given only with p.prep_overlap and tokens, chunk_split_flag_words) */
     const bool ovl = pw && p.sp_flags && cfg.numAttrs > 0 && group >= p.N && 2 + items <= p.sp_flag_words &&
                      pctas >= num_sms / 4 &&
