@@ -53,7 +53,9 @@ struct gdn_cuda_context {
     int prep_overlap;            /* GDN_CUDA_PREP_OVERLAP (tests, measurements): 0 = the two passes in stream
                                     order; 1 (default) = overlapped where it pays (chunked_split.cuh); 2 = also
                                     on calls too short for it to pay (tests); 3 = as 2, the prep's first item
-                                    never flagged (tests of the state pass's bounded wait) */
+                                    never flagged (tests of the state pass's bounded wait); 4 = as 1, the
+                                    state pass launched first and the per-item prep as its dependent
+                                    (measurements) */
     int prep_ctas;               /* GDN_CUDA_PREP_CTAS (tuning): the overlapped prep's CTAs; 0 = one on each
                                     of 15/16 of the SMs the state pass leaves */
     unsigned *flags;             /* the overlap's words (chunked_split.cuh, sp_item_flag), zeroed when made,
@@ -158,7 +160,11 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     const char *share = getenv("GDN_CUDA_PREP_SHARE"); /* tests: the prep pass per key head (1) or value head (0) */
     c->prep_share = share && share[0] == '0' ? 0 : share && share[0] == '1' ? 1 : -1;
     const char *ovl = getenv("GDN_CUDA_PREP_OVERLAP"); /* tests: 0 = the two passes in stream order */
-    c->prep_overlap = ovl && ovl[0] == '0' ? 0 : ovl && ovl[0] == '2' ? 2 : ovl && ovl[0] == '3' ? 3 : 1;
+    c->prep_overlap = ovl && ovl[0] == '0'   ? 0
+                      : ovl && ovl[0] == '2' ? 2
+                      : ovl && ovl[0] == '3' ? 3
+                      : ovl && ovl[0] == '4' ? 4
+                                             : 1;
     const char *pctas = getenv("GDN_CUDA_PREP_CTAS"); /* tuning: the overlapped prep's CTAs */
     c->prep_ctas = pctas && atoi(pctas) > 0 && atoi(pctas) < (1 << 20) ? atoi(pctas) : 0;
     c->sm90 = major == 9;

@@ -549,6 +549,27 @@ __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_kernel
     sp_prep_item<DKP, F16, 1>(P, sp_raw, blockIdx.x, (int)blockIdx.y, blockIdx.z, threadIdx.x, 0);
 }
 
+/* Pass 1 overlapped in the state-first order (P.prep_overlap 4; chunked_split.cuh, launch_chunk_split_k): a CTA
+   per item in the persistent form's order (chunk by chunk, as sp_item_flag), launched as the state pass's
+   programmatic dependent on the SMs it leaves, each item's flag set once its blocks are written. No
+   griddepcontrol.wait: it would wait for the state pass itself; the state pass triggers only once each of its
+   CTAs is past its own wait, so earlier work is complete. CTA 0 ends after the state pass (sp_wait_state_done),
+   so that the stream's next kernel, which waits for this grid, also waits for the state pass. */
+template <int DKP, bool F16>
+__global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_flat_kernel(const __grid_constant__ gdn_cuda_params P)
+{
+    extern __shared__ __align__(16) unsigned char sp_raw[];
+    if (P.checked && __ldcg(&P.words->call_error)) /* the state pass stopped at the same word */
+        return;
+    const unsigned gen = blockIdx.x == 0 && threadIdx.x == 0 ? sp_ld_acquire(P.sp_flags) : 0u;
+    const int per = P.prep_gy * (int)(P.cu ? 1 : P.n1 - P.n0), i = (int)blockIdx.x;
+    const int x = i / per, yz = i - x * per, z = yz / P.prep_gy;
+    if (sp_prep_item<DKP, F16, 1>(P, sp_raw, x, yz - z * P.prep_gy, z, (int)threadIdx.x, 0))
+        sp_flag_publish<1>(P, i, (int)threadIdx.x, 0);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        sp_wait_state_done(P, gen);
+}
+
 /* Pass 1 overlapped with the state pass (P.sp_flags; chunked_split.cuh, sp_item_flag): a persistent grid of
    CTAs of SP_GROUPS groups of 8 warps, each group taking items in turn (sp_item_flag's order, chunk by chunk)
    with its own shared memory and barrier, and setting each item's flag once its workspace blocks are written.

@@ -454,8 +454,10 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     /* overlapped with the prep (P.sp_flags, PW only): launched once every prep CTA is past its own wait for
        earlier work, so that work is complete; the prep's items are waited for one by one (sp_flag_wait_warp) */
     const bool ovl = PW && P.sp_flags;
-    if (!ovl)
+    if (!ovl || P.prep_overlap == 4) /* 4: launched first, on earlier work; the prep is its dependent and */
         grid_dependency_wait();
+    if (ovl && P.prep_overlap == 4) /* launches once every state CTA is past this wait */
+        grid_dependency_trigger();
     if (P.checked && __ldcg(&P.words->call_error))
         return;
     const unsigned gen = ovl && (tid == 0 || tid == 128) ? sp_ld_acquire(P.sp_flags) : 0u;

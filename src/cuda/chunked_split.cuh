@@ -256,6 +256,16 @@ __device__ __forceinline__ void sp_state_done(const gdn_cuda_params &P, unsigned
     }
 }
 
+/* One thread of the state-first order's prep (P.prep_overlap 4: the prep launched as the state pass's dependent,
+   so the stream's next kernel waits for the prep alone): wait until the state pass has moved the generation on
+   from gen (sp_state_done, after every state CTA's last chunk and stores), so that the prep grid ends after it.
+   The state pass always gets there: its waits for prep items are bounded (sp_flag_wait_warp). */
+__device__ __forceinline__ void sp_wait_state_done(const gdn_cuda_params &P, unsigned gen)
+{
+    while (sp_ld_acquire(P.sp_flags) == gen)
+        __nanosleep(256);
+}
+
 #include "chunked_wg.cuh" /* the state pass on wgmma, and the core layout the prep pass writes for it */
 #include "chunked_rs.cuh" /* the state pass on wgmma with register-sourced operands (layout 2) */
 
@@ -820,7 +830,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     /* (p.sp_flags: the backend's words, given only with p.prep_overlap and tokens, chunk_split_flag_words) */
     const bool ovl = pw && p.sp_flags && cfg.numAttrs > 0 && group >= p.N && 2 + items <= p.sp_flag_words &&
                      pctas >= num_sms / 4 &&
-                     (p.prep_overlap >= 2 || items >= 2 * SP_GROUPS * pctas);
+                     (p.prep_overlap == 2 || p.prep_overlap == 3 || items >= 2 * SP_GROUPS * pctas);
     if (!ovl)
         p.sp_flags = NULL;
     const fn_t prep = ovl ? chunk_split_prep_persistent_kernel<DKP, F16> : chunk_split_prep_kernel<DKP, F16>;
@@ -835,6 +845,26 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     if (e != cudaSuccess)
         return e;
     p.early_trigger = 0;
+    /* GDN_CUDA_PREP_OVERLAP=4 (a measurement switch, dense calls without batch.num_tokens, where every item is
+       waited for): the state pass first, and the per-item prep (chunk_split_prep_flat_kernel) as its programmatic
+       dependent, three CTAs on each SM the state pass leaves, its shared memory padded so that none fits beside
+       a state CTA. The persistent prep does about 0.18 items per us and SM beside the state pass against the
+       per-item kernel's 0.22 alone (docs/PERF.md, session 26). */
+    const bool sfirst = ovl && p.prep_overlap == 4 && !p.cu && !p.num_tokens;
+    size_t spf = 0;
+    if (sfirst) {
+        int dev = 0, per_sm = 0;
+        if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+            (e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev)) != cudaSuccess)
+            return e;
+        const int64_t beside = (int64_t)per_sm - (int64_t)ss - 2048 + 128; /* 1 KB reserved per CTA */
+        spf = (size_t)split_prep_smem_bytes(DKP);
+        if ((int64_t)spf < beside)
+            spf = (size_t)beside;
+        if ((e = cudaFuncSetAttribute((const void *)chunk_split_prep_flat_kernel<DKP, F16>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)spf)) != cudaSuccess)
+            return e;
+    }
     /* the sequences in groups whose blocks fit the workspace (each pair of launches waits for the previous
        pair: griddepcontrol.wait before any write) */
     g_split_calls++;
@@ -849,11 +879,13 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
         /* the prep: a CTA per (chunk, key head or value head, sequence), or for a packed batch per (chunk
            slot, head): the slots its sequences' chunks take, sp_varlen_slot */
         const int64_t pg = (items + SP_GROUPS - 1) / SP_GROUPS;
-        cfg.gridDim = ovl ? dim3((unsigned)(pg < pctas ? pg : pctas), 1, 1)
-                          : dim3((unsigned)p.prep_gx, (unsigned)p.prep_gy, (unsigned)(p.cu ? 1 : p.n1 - p.n0));
-        cfg.dynamicSmemBytes = sp;
-        cfg.blockDim = dim3(ovl ? SP_GROUPS * TC_THREADS : TC_THREADS, 1, 1);
-        if (p.T > 0 && (e = cudaLaunchKernelEx(&cfg, prep, p)) != cudaSuccess)
+        cudaLaunchConfig_t pcfg = cfg; /* the prep's launch */
+        pcfg.gridDim = sfirst ? dim3((unsigned)items, 1, 1)
+                       : ovl  ? dim3((unsigned)(pg < pctas ? pg : pctas), 1, 1)
+                              : dim3((unsigned)p.prep_gx, (unsigned)p.prep_gy, (unsigned)(p.cu ? 1 : p.n1 - p.n0));
+        pcfg.dynamicSmemBytes = sfirst ? spf : sp;
+        pcfg.blockDim = dim3(ovl && !sfirst ? SP_GROUPS * TC_THREADS : TC_THREADS, 1, 1);
+        if (!sfirst && p.T > 0 && (e = cudaLaunchKernelEx(&pcfg, prep, p)) != cudaSuccess)
             return e;
         cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + tile - 1) / tile)), (unsigned)(p.n1 - p.n0), 1);
         cfg.dynamicSmemBytes = ss;
@@ -875,6 +907,8 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
             : wg ? cudaLaunchKernelEx(&cfg, state_wg, p, maps)
                  : cudaLaunchKernelEx(&cfg, state, p);
         if (e != cudaSuccess)
+            return e;
+        if (sfirst && (e = cudaLaunchKernelEx(&pcfg, chunk_split_prep_flat_kernel<DKP, F16>, p)) != cudaSuccess)
             return e;
     }
     return cudaSuccess;
