@@ -553,8 +553,11 @@ __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_kernel
    per item in the persistent form's order (chunk by chunk, as sp_item_flag), launched as the state pass's
    programmatic dependent on the SMs it leaves, each item's flag set once its blocks are written. No
    griddepcontrol.wait: it would wait for the state pass itself; the state pass triggers only once each of its
-   CTAs is past its own wait, so earlier work is complete. CTA 0 ends after the state pass (sp_wait_state_done),
-   so that the stream's next kernel, which waits for this grid, also waits for the state pass. */
+   CTAs is past its own wait, so earlier work is complete when this grid launches (its reads are ordered by
+   that completion, not by a wait of their own: a release by the state pass after its wait, acquired here,
+   would make that formal before this order could become a default). CTA 0 ends after the state pass
+   (sp_wait_state_done), so that the stream's next kernel, which waits for this grid, also waits for the
+   state pass. */
 template <int DKP, bool F16>
 __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_flat_kernel(const __grid_constant__ gdn_cuda_params P)
 {
