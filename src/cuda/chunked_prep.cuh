@@ -553,15 +553,17 @@ __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_kernel
    per item in the persistent form's order (chunk by chunk, as sp_item_flag), launched as the state pass's
    programmatic dependent on the SMs it leaves, each item's flag set once its blocks are written. No
    griddepcontrol.wait: it would wait for the state pass itself; the state pass triggers only once each of its
-   CTAs is past its own wait, so earlier work is complete when this grid launches (its reads are ordered by
-   that completion, not by a wait of their own: a release by the state pass after its wait, acquired here,
-   would make that formal before this order could become a default). CTA 0 ends after the state pass
+   CTAs is past its own wait, and each CTA here first acquires the state CTAs' count, which each released
+   after its wait (sp_wait_state_started), so its reads are ordered after earlier work. CTA 0 ends after the state pass
    (sp_wait_state_done), so that the stream's next kernel, which waits for this grid, also waits for the
    state pass. */
 template <int DKP, bool F16>
 __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_flat_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     extern __shared__ __align__(16) unsigned char sp_raw[];
+    if (threadIdx.x == 0) /* after the state CTAs' waits for earlier work (all counted before this grid launched) */
+        sp_wait_state_started(P, (unsigned)(P.Hv * ((P.Dv + RS_ROWS - 1) / RS_ROWS) * (P.n1 - P.n0)));
+    __syncthreads();
     if (P.checked && __ldcg(&P.words->call_error)) /* the state pass stopped at the same word */
         return;
     const unsigned gen = blockIdx.x == 0 && threadIdx.x == 0 ? sp_ld_acquire(P.sp_flags) : 0u;

@@ -456,8 +456,11 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     const bool ovl = PW && P.sp_flags;
     if (!ovl || P.prep_overlap == 4) /* 4: launched first, on earlier work; the prep is its dependent and */
         grid_dependency_wait();
-    if (ovl && P.prep_overlap == 4) /* launches once every state CTA is past this wait */
+    if (ovl && P.prep_overlap == 4) { /* launches once every state CTA is past this wait, and counted */
+        if (tid == 0)
+            sp_state_started(P);
         grid_dependency_trigger();
+    }
     if (P.checked && __ldcg(&P.words->call_error))
         return;
     const unsigned gen = ovl && (tid == 0 || tid == 128) ? sp_ld_acquire(P.sp_flags) : 0u;

@@ -164,7 +164,8 @@ __device__ __forceinline__ void sp_store_out(const gdn_cuda_params &P, bool pair
    pass then waits for each chunk's item by a flag instead of for the prep's completion. The state pass never
    blocks the prep (every prep CTA is resident before it launches, and the prep waits on nothing), so the wait
    ends. Words (P.sp_flags, zeroed when allocated): [0] the generation g of the call, [1] the state CTAs
-   finished, [2 + i] item i's flag (sp_item_flag). An item done in generation g sets its flag to g + 1
+   finished, [2 + i] item i's flag (sp_item_flag), and the last word of the buffer the state CTAs started in
+   the state-first order (P.prep_overlap 4, sp_started). An item done in generation g sets its flag to g + 1
    (release); the last state CTA to finish clears [1] and moves [0] to g + 1 (the flags of earlier calls are
    g at most, so nothing is reset per call, and a graph replays as it was captured). */
 /* Item (x chunk or chunk slot, y key head group, z sequence of the group)'s flag: items in the order the
@@ -246,16 +247,36 @@ __device__ __forceinline__ void sp_flag_publish(const gdn_cuda_params &P, int64_
 }
 /* One thread of each state CTA once its last chunk is done: the CTA counted; the last of the grid's moves the
    generation on (every CTA read it at its start, and every prep item was flagged before its chunk ran). */
+/* The state-first order's count of state CTAs past their wait for earlier work (the buffer's last word). */
+__device__ __forceinline__ unsigned *sp_started(const gdn_cuda_params &P)
+{
+    return P.sp_flags + P.sp_flag_words - 1;
+}
 __device__ __forceinline__ void sp_state_done(const gdn_cuda_params &P, unsigned gen)
 {
     __threadfence();
     if (atomicAdd(P.sp_flags + 1, 1u) == gridDim.x * gridDim.y - 1u) {
         atomicExch(P.sp_flags + 1, 0u);
+        if (P.prep_overlap == 4) /* every prep CTA has read it: each read it before its item, waited for here */
+            atomicExch(sp_started(P), 0u);
         __threadfence();
         sp_st_release(P.sp_flags, gen + 1u);
     }
 }
 
+/* One thread of each state CTA in the state-first order, past its wait for earlier work: counted with release
+   semantics, so that a prep CTA that reads the whole count (sp_wait_state_started) is ordered after that work. */
+__device__ __forceinline__ void sp_state_started(const gdn_cuda_params &P)
+{
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(sp_started(P)) : "memory");
+}
+/* One thread of each prep CTA in the state-first order, before it reads anything: until every state CTA
+   (`ctas`) is counted (they all are once this grid has launched: each counts itself before it triggers). */
+__device__ __forceinline__ void sp_wait_state_started(const gdn_cuda_params &P, unsigned ctas)
+{
+    while (sp_ld_acquire(sp_started(P)) < ctas)
+        __nanosleep(32);
+}
 /* One thread of the state-first order's prep (P.prep_overlap 4: the prep launched as the state pass's dependent,
    so the stream's next kernel waits for the prep alone): wait until the state pass has moved the generation on
    from gen (sp_state_done, after every state CTA's last chunk and stores), so that the prep grid ends after it.
@@ -666,7 +687,7 @@ static int64_t chunk_split_flag_words(const gdn_cuda_params *p, int num_sms)
     if (!chunk_split_ok(p) || p->split_wg != 2 || p->T <= 0 ||
         rs_state_ctas(p, p->N) > (int64_t)num_sms)
         return 0;
-    return 2 + chunk_split_prep_x(p) * p->Hv * (p->cu ? 1 : p->N);
+    return 3 + chunk_split_prep_x(p) * p->Hv * (p->cu ? 1 : p->N);
 }
 
 /* cuTensorMapEncodeTiled from the driver, looked up once (NULL: none; the mma state pass runs). */
@@ -828,7 +849,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     const int64_t free_sms = num_sms - rs_state_ctas(&p, p.N); /* the SMs the state pass leaves */
     const int64_t pctas = p.prep_ctas > 0 ? p.prep_ctas : free_sms - free_sms / 16;
     /* (p.sp_flags: the backend's words, given only with p.prep_overlap and tokens, chunk_split_flag_words) */
-    const bool ovl = pw && p.sp_flags && cfg.numAttrs > 0 && group >= p.N && 2 + items <= p.sp_flag_words &&
+    const bool ovl = pw && p.sp_flags && cfg.numAttrs > 0 && group >= p.N && 3 + items <= p.sp_flag_words &&
                      pctas >= num_sms / 4 &&
                      (p.prep_overlap == 2 || p.prep_overlap == 3 || items >= 2 * SP_GROUPS * pctas);
     if (!ovl)
