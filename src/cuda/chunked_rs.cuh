@@ -461,8 +461,11 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             sp_state_started(P);
         grid_dependency_trigger();
     }
-    if (P.checked && __ldcg(&P.words->call_error))
+    if (P.checked && __ldcg(&P.words->call_error)) { /* in the state-first order the count cleared as at the end */
+        if (ovl && P.prep_overlap == 4 && tid == 0)
+            sp_state_done(P, sp_ld_acquire(P.sp_flags));
         return;
+    }
     const unsigned gen = ovl && (tid == 0 || tid == 128) ? sp_ld_acquire(P.sp_flags) : 0u;
     if (PW && w == 4) { /* the producer warp: every stage's copies, once the compute warps are done with its buffer */
         int f0 = 0, f1 = 0; /* the fills of stage 0, 1 so far */
