@@ -245,13 +245,14 @@ __device__ __forceinline__ void sp_flag_publish(const gdn_cuda_params &P, int64_
     if (tid == 0)
         sp_st_release(P.sp_flags + 2 + i, sp_ld_acquire(P.sp_flags) + 1u);
 }
-/* One thread of each state CTA once its last chunk is done: the CTA counted; the last of the grid's moves the
-   generation on (every CTA read it at its start, and every prep item was flagged before its chunk ran). */
 /* The state-first order's count of state CTAs past their wait for earlier work (the buffer's last word). */
 __device__ __forceinline__ unsigned *sp_started(const gdn_cuda_params &P)
 {
     return P.sp_flags + P.sp_flag_words - 1;
 }
+/* One thread of each state CTA once its last chunk is done: the CTA counted; the last of the grid's moves the
+   generation on (every CTA read it at its start, and every prep item was flagged before its chunk ran), and in
+   the state-first order clears the started count first. */
 __device__ __forceinline__ void sp_state_done(const gdn_cuda_params &P, unsigned gen)
 {
     __threadfence();
@@ -872,6 +873,8 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
        a state CTA. The persistent prep does about 0.18 items per us and SM beside the state pass against the
        per-item kernel's 0.22 alone (docs/PERF.md, session 26). */
     const bool sfirst = ovl && p.prep_overlap == 4 && !p.cu && !p.num_tokens;
+    if (p.prep_overlap == 4 && !sfirst) /* the kernels' default order (the state pass waits on nothing) */
+        p.prep_overlap = 1;
     size_t spf = 0;
     if (sfirst) {
         int dev = 0, per_sm = 0;
