@@ -2580,6 +2580,7 @@ int main(int argc, char **argv)
         setenv("GDN_CUDA_CHUNK_SPLIT", "3", 1);
 #ifdef GDN_HAVE_CUDA
         const long long k0 = gdn_cuda_split_cluster_calls(), o0 = gdn_cuda_split_overlap_calls();
+        const long long f0 = gdn_cuda_split_state_first_calls();
 #endif
         run_split(0, 3);
         run_prep_wait();
@@ -2604,6 +2605,14 @@ int main(int argc, char **argv)
                 EXPECT(o >= 3, "GDN_CUDA_PREP_OVERLAP=2: %lld calls with the passes overlapped", o);
             else /* where it pays: the Qwen layer's B = 1 T = 4096 case */
                 EXPECT(o >= 1, "%lld calls with the passes overlapped", o);
+            /* GDN_CUDA_PREP_OVERLAP=4: the dense ones of those in the state-first order (the Qwen layer's B = 1
+               T = 4096 case at least); never otherwise */
+            const long long f = gdn_cuda_split_state_first_calls() - f0;
+            printf("chunk split rs: %lld calls in the state-first order\n", f);
+            if (ov && ov[0] == '4' && overlap_applies())
+                EXPECT(f >= 1 && f <= o, "GDN_CUDA_PREP_OVERLAP=4: %lld of %lld overlapped calls state first", f, o);
+            else
+                EXPECT(f == 0, "%lld calls in the state-first order, not asked for", f);
         }
 #endif
         printf("%s: %d checks, %d failed, %.1f s\n", g_failed ? "FAIL" : "PASS", g_run, g_failed, now() - t0);

@@ -638,7 +638,8 @@ static bool split_rows_ok(const void *base, const int64_t *st)
 
 static std::atomic<long long> g_split_calls{0}, g_split_groups{0}, g_split_wg_calls{0},
     g_split_wg64_calls{0}, g_split_rs_calls{0}, g_split_cluster_calls{0},
-    g_split_overlap_calls{0}; /* gdn_cuda_split_stats, gdn_cuda_split_cluster_calls, gdn_cuda_split_overlap_calls */
+    g_split_overlap_calls{0}, g_split_first_calls{0}; /* gdn_cuda_split_stats, gdn_cuda_split_cluster_calls,
+                                                         gdn_cuda_split_overlap_calls, gdn_cuda_split_state_first_calls */
 
 /* Does the call take the two-pass kernels (chunk_tc's calls, a dense or packed batch of 16-bit activations
    with 16-byte rows, N <= 65535)? */
@@ -897,6 +898,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     g_split_rs_calls += rs;
     g_split_cluster_calls += cl;
     g_split_overlap_calls += ovl;
+    g_split_first_calls += sfirst;
     for (p.n0 = 0; p.n0 < p.N; p.n0 += group) {
         p.n1 = p.N - p.n0 < group ? p.N : p.n0 + group;
         g_split_groups++;

@@ -51,6 +51,9 @@ long long gdn_cuda_split_cluster_calls(void);
 /* Tests: the two-pass calls whose passes overlapped (the prep persistent, the state pass waiting on its
  * items' flags; chunked_split.cuh, sp_item_flag). */
 long long gdn_cuda_split_overlap_calls(void);
+/* Tests: of those, the ones in the state-first order (GDN_CUDA_PREP_OVERLAP=4: the state pass launched first,
+ * the per-item prep as its dependent). */
+long long gdn_cuda_split_state_first_calls(void);
 
 /* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),
  * everything else exactly as gdn_conv_plan_make. Defined in core/conv_validate.c (no CUDA needed). */

@@ -1424,6 +1424,11 @@ long long gdn_cuda_split_overlap_calls(void)
     return g_split_overlap_calls.load();
 }
 
+long long gdn_cuda_split_state_first_calls(void)
+{
+    return g_split_first_calls.load();
+}
+
 const char *gdn_cuda_recurrent_name(int k_dim)
 {
     switch (key_vectors(k_dim)) {
