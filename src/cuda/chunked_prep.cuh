@@ -549,6 +549,21 @@ __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_kernel
     sp_prep_item<DKP, F16, 1>(P, sp_raw, blockIdx.x, (int)blockIdx.y, blockIdx.z, threadIdx.x, 0);
 }
 
+/* The overlapped prep's items in flag order (sp_item_flag): per chunk (x), the key-head groups (y) of each sequence
+   (z) of the group, in 32-bit arithmetic (the overlap is taken only where the items fit the flag words). */
+__device__ __forceinline__ int sp_items_per_chunk(const gdn_cuda_params &P)
+{
+    return P.prep_gy * (int)(P.cu ? 1 : P.n1 - P.n0);
+}
+/* Item i of that order (per: sp_items_per_chunk) worked by a group of NG (sp_prep_item's return). */
+template <int DKP, bool F16, int NG>
+__device__ __forceinline__ bool sp_prep_item_at(const gdn_cuda_params &P, unsigned char *raw, int i, int per, int tid,
+                                                int grp)
+{
+    const int x = i / per, yz = i - x * per, z = yz / P.prep_gy;
+    return sp_prep_item<DKP, F16, NG>(P, raw, x, yz - z * P.prep_gy, z, tid, grp);
+}
+
 /* Pass 1 overlapped in the state-first order (P.prep_overlap 4; chunked_split.cuh, launch_chunk_split_k): a CTA
    per item in the persistent form's order (chunk by chunk, as sp_item_flag), launched as the state pass's
    programmatic dependent on the SMs it leaves, each item's flag set once its blocks are written. No
@@ -562,14 +577,13 @@ __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_flat_k
 {
     extern __shared__ __align__(16) unsigned char sp_raw[];
     if (threadIdx.x == 0) /* after the state CTAs' waits for earlier work (all counted before this grid launched) */
-        sp_wait_state_started(P, (unsigned)(P.Hv * ((P.Dv + RS_ROWS - 1) / RS_ROWS) * (P.n1 - P.n0)));
+        sp_wait_state_started(P, (unsigned)rs_state_ctas(&P, P.n1 - P.n0));
     __syncthreads();
     if (P.checked && __ldcg(&P.words->call_error)) /* the state pass stopped at the same word */
         return;
     const unsigned gen = blockIdx.x == 0 && threadIdx.x == 0 ? sp_ld_acquire(P.sp_flags) : 0u;
-    const int per = P.prep_gy * (int)(P.cu ? 1 : P.n1 - P.n0), i = (int)blockIdx.x;
-    const int x = i / per, yz = i - x * per, z = yz / P.prep_gy;
-    if (sp_prep_item<DKP, F16, 1>(P, sp_raw, x, yz - z * P.prep_gy, z, (int)threadIdx.x, 0))
+    const int i = (int)blockIdx.x;
+    if (sp_prep_item_at<DKP, F16, 1>(P, sp_raw, i, sp_items_per_chunk(P), (int)threadIdx.x, 0))
         sp_flag_publish<1>(P, i, (int)threadIdx.x, 0);
     if (blockIdx.x == 0 && threadIdx.x == 0)
         sp_wait_state_done(P, gen);
@@ -596,11 +610,10 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     const int grp = (int)threadIdx.x / TC_THREADS, tid = (int)threadIdx.x % TC_THREADS;
     unsigned char *raw = sp_raw + grp * split_prep_smem_bytes(DKP);
     /* 32-bit item arithmetic: the overlap is taken only where the items fit the flag words (chunk_split_flag_words) */
-    const int per = P.prep_gy * (int)(P.cu ? 1 : P.n1 - P.n0), items = (int)P.prep_gx * per;
+    const int per = sp_items_per_chunk(P), items = (int)P.prep_gx * per;
 #pragma unroll 1
     for (int i = (int)blockIdx.x * SP_GROUPS + grp; i < items; i += (int)gridDim.x * SP_GROUPS) {
-        const int x = i / per, yz = i - x * per, z = yz / P.prep_gy;
-        if (sp_prep_item<DKP, F16, SP_GROUPS>(P, raw, x, yz - z * P.prep_gy, z, tid, grp)) {
+        if (sp_prep_item_at<DKP, F16, SP_GROUPS>(P, raw, i, per, tid, grp)) {
             if (!(P.prep_overlap == 3 && i == 0)) /* 3: tests of the state pass's bounded wait */
                 sp_flag_publish<SP_GROUPS>(P, i, tid, grp);
             else

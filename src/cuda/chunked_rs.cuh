@@ -377,7 +377,7 @@ __device__ __forceinline__ void rs_stsm_t4(void *p, const unsigned (&r)[4])
 }
 /* Can the outputs go as 16-byte pieces of 8 bf16 state rows (bf16 output, unit column stride, outer strides
    multiples of 8, a 16-byte aligned base; Dv is a multiple of 8)? */
-__device__ __forceinline__ bool rs_out_vec(const gdn_cuda_params &P)
+__host__ __device__ __forceinline__ bool rs_out_vec(const gdn_cuda_params &P)
 {
     return P.out && P.out_dtype == GDN_DTYPE_BF16 && P.os[3] == 1 && ((P.os[0] | P.os[1] | P.os[2]) & 7) == 0 &&
            ((uintptr_t)P.out & 15) == 0;

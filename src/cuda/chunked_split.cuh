@@ -372,6 +372,12 @@ __device__ __forceinline__ void sp_frag_a2(unsigned a[4], const unsigned short *
     sp_pair<F16>(*(const unsigned *)(M + (r0 + g + 8) * ld + k0 + 2 * t), &a[1], &a[3]);
 }
 
+/* chunked_rs.cuh's state CTAs for n sequences of the call (a CTA per value head and RS_ROWS state rows). */
+__host__ __device__ __forceinline__ int64_t rs_state_ctas(const gdn_cuda_params *p, int64_t n)
+{
+    return p->Hv * ((p->Dv + RS_ROWS - 1) / RS_ROWS) * n;
+}
+
 #include "chunked_prep.cuh" /* pass 1: chunk_split_prep_kernel */
 
 /* One stage of the state pass (shared memory): chunk tc's raw k, q rows and v tile, T, P and the scalars. */
@@ -671,11 +677,6 @@ static int64_t chunk_split_min_floats(const gdn_cuda_params *p)
     return p->cu ? chunk_split_ws_floats(p) : chunk_split_seq_floats(p);
 }
 
-/* chunked_rs.cuh's state CTAs for n sequences of the call (a CTA per value head and RS_ROWS state rows). */
-static int64_t rs_state_ctas(const gdn_cuda_params *p, int64_t n)
-{
-    return p->Hv * ((p->Dv + RS_ROWS - 1) / RS_ROWS) * n;
-}
 /* The prep's item grid along x: chunks, or a packed batch's chunk slots (sp_varlen_slot). */
 static int64_t chunk_split_prep_x(const gdn_cuda_params *p)
 {
@@ -794,9 +795,8 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
                     rs_map(&rmaps.q, p.q, p.qs, p.Dk, p.Hk, p.T, nm) &&
                     rs_map(&rmaps.k, p.k, p.ks, p.Dk, p.Hk, p.T, nm) &&
                     rs_map(&rmaps.v, p.v, p.vs, p.Dv, p.Hv, p.T, nm);
-    /* the outputs' map where rs_out_vec takes them (bf16, unit column stride, strides of 16-byte multiples) */
-    rmaps.o_ok = rs && p.out && p.out_dtype == GDN_DTYPE_BF16 && p.os[3] == 1 && !((p.os[0] | p.os[1] | p.os[2]) & 7) &&
-                 rs_map(&rmaps.o, p.out, p.os, p.Dv, p.Hv, p.T, nm);
+    /* the outputs' map where the state pass stores them by 16-byte bf16 pieces (rs_out_vec) */
+    rmaps.o_ok = rs && rs_out_vec(p) && rs_map(&rmaps.o, p.out, p.os, p.Dv, p.Hv, p.T, nm);
     if (rs && !p.cu && !p.rs_stages && group < p.N) {
         /* a batch in several groups: groups whose one-stage state grids fill whole waves of the SMs' CTA slots
            (two per SM), where that keeps one wave at least (H200, B=64 T=4096 at the default cap: 29 sequences
@@ -871,8 +871,8 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     /* GDN_CUDA_PREP_OVERLAP=4 (a measurement switch, dense calls without batch.num_tokens, where every item is
        waited for): the state pass first, and the per-item prep (chunk_split_prep_flat_kernel) as its programmatic
        dependent, three CTAs on each SM the state pass leaves, its shared memory padded so that none fits beside
-       a state CTA. The persistent prep does about 0.18 items per us and SM beside the state pass against the
-       per-item kernel's 0.22 alone (docs/PERF.md, session 26). */
+       a state CTA. The persistent prep did about 0.18 items per us and SM beside the state pass (session 13) against
+       the per-item kernel's 0.22 alone (session 26; docs/PERF.md). */
     const bool sfirst = ovl && p.prep_overlap == 4 && !p.cu && !p.num_tokens;
     if (p.prep_overlap == 4 && !sfirst) /* the kernels' default order (the state pass waits on nothing) */
         p.prep_overlap = 1;
