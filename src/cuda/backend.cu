@@ -57,7 +57,7 @@ struct gdn_cuda_context {
                                     state pass launched first and the per-item prep as its dependent
                                     (measurements) */
     int prep_ctas;               /* GDN_CUDA_PREP_CTAS (tuning): the overlapped prep's CTAs; 0 = one on each
-                                    of 15/16 of the SMs the state pass leaves */
+                                    SM the state pass leaves */
     unsigned *flags;             /* the overlap's words (chunked_split.cuh, sp_item_flag), zeroed when made,
                                     grown outside capture */
     int64_t flags_cap;

@@ -23,7 +23,7 @@
  *     in halves of 8: sp_invert_diag); T by the blockwise solve with the identity as right-hand side (a warp
  *     per 8-column strip, the identity made in registers, the strip's first block read off the diagonal
  *     inverse), each block of T stored to the workspace as it is solved.
- * At small batch (P.sp_flags) the same items run on a persistent grid of three 8-warp groups per CTA, each
+ * At small batch (P.sp_flags) the same items run on a persistent grid of two 8-warp groups per CTA, each
  * item's flag set as it is done (chunk_split_prep_persistent_kernel; chunked_split.cuh, sp_item_flag).
  * Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
  * (P.split_wg, sp_t_base): T, P f32 (tf32-rounded) for layouts 0 and 1; T f32 permuted and P bf16 for layout 2.
@@ -590,13 +590,17 @@ __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_flat_k
 }
 
 /* Pass 1 overlapped with the state pass (P.sp_flags; chunked_split.cuh, sp_item_flag): a persistent grid of
-   CTAs of SP_GROUPS groups of 8 warps, each group taking items in turn (sp_item_flag's order, chunk by chunk)
-   with its own shared memory and barrier, and setting each item's flag once its workspace blocks are written.
-   One such CTA fills an SM (SP_GROUPS items in flight, as three CTAs of the per-item kernel), so a grid of
-   fewer CTAs than SMs leaves whole SMs to the state pass (whose CTA does not fit beside a prep CTA: its five
-   warps of 256 registers). */
+   CTAs of SP_GROUPS groups of 8 warps (the block's y index), each group taking items in turn (sp_item_flag's
+   order, chunk by chunk) with its own shared memory and barrier, and setting each item's flag once its
+   workspace blocks are written. One such CTA fills an SM's registers, so a grid of fewer CTAs than SMs leaves
+   whole SMs to the state pass (whose CTA does not fit beside a prep CTA: its five warps of 256 registers).
+   Two groups, at 128 registers and no spills, against three at 80 (152 / 224 bytes spilled): H200 B=1 T=4096
+   118.2 / 118.1 -> 109.8 / 109.8 us, T=32768 786 / 784 -> 723 / 724, T=2048 69.3 -> 64.3; the first chunk's
+   items done about 13 us after the prep starts instead of 18 (a trace of the flags, docs/PERF.md session 27).
+   The per-item kernel at two CTAs per SM instead (-DSP_PER_SM=2: 117 registers) lost at large batch: B=8
+   T=4096 725 against 674-678 us, B=64 5839-5864 against 5440-5451. */
 #ifndef SP_GROUPS
-#define SP_GROUPS 3
+#define SP_GROUPS 2
 #endif
 template <int DKP, bool F16>
 __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
@@ -607,7 +611,9 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     grid_dependency_trigger(); /* every CTA past its wait: the state pass may launch (earlier work is complete) */
     if (P.checked && __ldcg(&P.words->call_error))
         return;
-    const int grp = (int)threadIdx.x / TC_THREADS, tid = (int)threadIdx.x % TC_THREADS;
+    /* the group and its thread as the block's y and x indices (special registers, read again where needed;
+       sp_group_sync's barrier is 1 + %tid.y) */
+    const int grp = (int)threadIdx.y, tid = (int)threadIdx.x;
     unsigned char *raw = sp_raw + grp * split_prep_smem_bytes(DKP);
     /* 32-bit item arithmetic: the overlap is taken only where the items fit the flag words (chunk_split_flag_words) */
     const int per = sp_items_per_chunk(P), items = (int)P.prep_gx * per;

@@ -223,14 +223,17 @@ __device__ __forceinline__ void sp_flag_wait_warp(const gdn_cuda_params &P, cons
     asm volatile("fence.proxy.async.global;" ::: "memory");
 }
 /* The barrier of a prep item's 256 threads: the CTA's (NG = 1), or named barrier 1 + grp of the NG groups of
-   8 warps that work items side by side in one CTA (chunked_prep.cuh). */
+   8 warps that work items side by side in one CTA (chunked_prep.cuh: grp is the block's y index, which the
+   barrier reads itself). */
 template <int NG>
 __device__ __forceinline__ void sp_group_sync(int grp)
 {
     if constexpr (NG == 1)
         __syncthreads();
     else
-        asm volatile("bar.sync %0, %1;" ::"r"(1 + grp), "n"(TC_THREADS) : "memory");
+        asm volatile("{\n\t.reg .u32 b;\n\tmov.u32 b, %%tid.y;\n\tadd.u32 b, b, 1;\n\tbar.sync b, %0;\n}" ::"n"(
+                         TC_THREADS)
+                     : "memory");
 }
 /* Every thread of a prep item's group (tid of its 256, group grp of NG: chunked_prep.cuh, sp_group_sync)
    after item i's last workspace store: its flag set to g + 1 (a barrier, then one release store; the
@@ -839,17 +842,18 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
                                      : chunk_split_state_rs_kernel<DW, 1, 0, 1>;
     /* the two passes overlapped (sp_item_flag) where the state pass has its producer warp (one wave, one CTA
        per SM), in one group, with programmatic launches, and leaves a quarter of the SMs at least: the prep a
-       persistent grid of SP_GROUPS items per CTA, one CTA on each of 15/16 of the SMs the state pass leaves (or
+       persistent grid of SP_GROUPS items per CTA, one CTA on each SM the state pass leaves (or
        GDN_CUDA_PREP_CTAS); where the prep takes two rounds of its items at least (p.prep_overlap 2: always).
        H200, Qwen3.6 layer, B=1: T=4096 154 -> 139 us, T=32768 1118 -> 966 us; T=512 (one round) 29.7 -> 37
-       us; docs/PERF.md, session 14. The state pass runs faster beside a lighter prep: 64 CTAs on the 68 SMs it
-       leaves, T=32768 806 / 808 -> 782 / 781 us, T=4096 117.8 / 116.0 -> 117.1 / 117.1 (60: 783 / 767, 117.6 /
-       117.7; 56: 795 / 800, 122.3 / 121.1; session 26) */
+       us; docs/PERF.md, session 14. With two groups per CTA (session 27): 68 CTAs on the 68 free SMs against 64,
+       T=4096 110.5 / 110.3 against 112.7 / 112.9 us, T=32768 740 / 739 against 763 / 762 (with three groups 64
+       had been faster, session 26); the two-rounds rule: T=1024 (256 items) 39.3 us in turn against 40.2
+       overlapped, T=2048 73.7 against 64.2, T=3072 100.1 against 86.8 */
     p.prep_gx = chunk_split_prep_x(&p);
     p.prep_gy = p.Hk * (p.ratio / p.prep_vpc);
     const int64_t items = p.prep_gx * p.prep_gy * (p.cu ? 1 : p.N);
     const int64_t free_sms = num_sms - rs_state_ctas(&p, p.N); /* the SMs the state pass leaves */
-    const int64_t pctas = p.prep_ctas > 0 ? p.prep_ctas : free_sms - free_sms / 16;
+    const int64_t pctas = p.prep_ctas > 0 ? p.prep_ctas : free_sms;
     /* (p.sp_flags: the backend's words, given only with p.prep_overlap and tokens, chunk_split_flag_words) */
     const bool ovl = pw && p.sp_flags && cfg.numAttrs > 0 && group >= p.N && 3 + items <= p.sp_flag_words &&
                      pctas >= num_sms / 4 &&
@@ -872,7 +876,11 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
        waited for): the state pass first, and the per-item prep (chunk_split_prep_flat_kernel) as its programmatic
        dependent, three CTAs on each SM the state pass leaves, its shared memory padded so that none fits beside
        a state CTA. The persistent prep did about 0.18 items per us and SM beside the state pass (session 13) against
-       the per-item kernel's 0.22 alone (session 26; docs/PERF.md). */
+       the per-item kernel's 0.22 alone (session 26; docs/PERF.md). Run in session 27 (three groups in the default
+       order then): T=4096 113.9 against 117.0-117.5 us, T=32768 776 against 787-794; but it needs the dependent
+       to run beside the state pass, which CUDA does not promise: under compute-sanitizer memcheck `test_cuda rs`
+       did not end in 150 s (the state pass's waits run out one by one), so it cannot be a default. The default
+       order's two-group prep is faster (109.8 us at T=4096, 723 at T=32768). */
     const bool sfirst = ovl && p.prep_overlap == 4 && !p.cu && !p.num_tokens;
     if (p.prep_overlap == 4 && !sfirst) /* the kernels' default order (the state pass waits on nothing) */
         p.prep_overlap = 1;
@@ -910,7 +918,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
                        : ovl  ? dim3((unsigned)(pg < pctas ? pg : pctas), 1, 1)
                               : dim3((unsigned)p.prep_gx, (unsigned)p.prep_gy, (unsigned)(p.cu ? 1 : p.n1 - p.n0));
         pcfg.dynamicSmemBytes = sfirst ? spf : sp;
-        pcfg.blockDim = dim3(ovl && !sfirst ? SP_GROUPS * TC_THREADS : TC_THREADS, 1, 1);
+        pcfg.blockDim = dim3(TC_THREADS, ovl && !sfirst ? SP_GROUPS : 1, 1); /* the persistent form: y the group */
         if (!sfirst && p.T > 0 && (e = cudaLaunchKernelEx(&pcfg, prep, p)) != cudaSuccess)
             return e;
         cfg.gridDim = dim3((unsigned)(p.Hv * ((p.Dv + tile - 1) / tile)), (unsigned)(p.n1 - p.n0), 1);

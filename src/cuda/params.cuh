@@ -122,7 +122,7 @@ typedef struct gdn_cuda_params {
                               3 as 2 with the first item's flag never set (tests of sp_flag_wait_warp's bound),
                               4 as 1 in the other order: the state pass first, the per-item prep as its
                               dependent (chunked_split.cuh, launch_chunk_split_k; a measurement switch) */
-    int prep_ctas;         /* the overlapped prep's persistent grid (0: a CTA on each of 15/16 of the SMs the state pass leaves) */
+    int prep_ctas;         /* the overlapped prep's persistent grid (0: a CTA on each SM the state pass leaves) */
     int64_t prep_gx;       /* the prep's item grid: chunks (a packed batch: chunk slots), */
     int prep_gy;           /*   key heads x value-head groups, and sequences (n1 - n0) */
     gdn_cuda_words *words;
