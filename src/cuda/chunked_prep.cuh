@@ -611,8 +611,7 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     grid_dependency_trigger(); /* every CTA past its wait: the state pass may launch (earlier work is complete) */
     if (P.checked && __ldcg(&P.words->call_error))
         return;
-    /* the group and its thread as the block's y and x indices (special registers, read again where needed;
-       sp_group_sync's barrier is 1 + %tid.y) */
+    /* the group and its thread: the block's y and x indices */
     const int grp = (int)threadIdx.y, tid = (int)threadIdx.x;
     unsigned char *raw = sp_raw + grp * split_prep_smem_bytes(DKP);
     /* 32-bit item arithmetic: the overlap is taken only where the items fit the flag words (chunk_split_flag_words) */

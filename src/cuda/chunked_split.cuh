@@ -223,17 +223,14 @@ __device__ __forceinline__ void sp_flag_wait_warp(const gdn_cuda_params &P, cons
     asm volatile("fence.proxy.async.global;" ::: "memory");
 }
 /* The barrier of a prep item's 256 threads: the CTA's (NG = 1), or named barrier 1 + grp of the NG groups of
-   8 warps that work items side by side in one CTA (chunked_prep.cuh: grp is the block's y index, which the
-   barrier reads itself). */
+   8 warps that work items side by side in one CTA (chunked_prep.cuh: grp is the block's y index). */
 template <int NG>
 __device__ __forceinline__ void sp_group_sync(int grp)
 {
     if constexpr (NG == 1)
         __syncthreads();
     else
-        asm volatile("{\n\t.reg .u32 b;\n\tmov.u32 b, %%tid.y;\n\tadd.u32 b, b, 1;\n\tbar.sync b, %0;\n}" ::"n"(
-                         TC_THREADS)
-                     : "memory");
+        asm volatile("bar.sync %0, %1;" ::"r"(1 + grp), "n"(TC_THREADS) : "memory");
 }
 /* Every thread of a prep item's group (tid of its 256, group grp of NG: chunked_prep.cuh, sp_group_sync)
    after item i's last workspace store: its flag set to g + 1 (a barrier, then one release store; the
