@@ -10,6 +10,11 @@ N=$1; PATCHES=$2; DEFS=$3
 R=$(cd "$(dirname "$0")/../../.." && pwd); B=$R/build; L=/tmp/labs/$N
 rm -rf "$L"; mkdir -p "$L"; cp -r "$R/src" "$R/include" "$L/"
 for p in $PATCHES; do (cd "$L" && patch -p1 -s < "$R/docs/research/labs/$p"); done
+# only recurrent.cu is rebuilt: a change to what the other CUDA objects also read (the kernel parameters, the
+# backend's interface) would leave them with the old layout (session 28: every call ran wrong)
+for h in src/cuda/params.cuh src/cuda/cuda_backend.h; do
+    cmp -s "$R/$h" "$L/$h" || { echo "lab_build: $h differs from the tree's; only recurrent.cu is rebuilt" >&2; exit 1; }
+done
 nvcc -DGDN_BUILDING -I"$L/include" -I"$L/src" -O3 -DNDEBUG -Xcompiler=-fPIC -gencode=arch=compute_90a,code=sm_90a \
     -Xcompiler=-fvisibility=hidden -Xcompiler=-fno-exceptions -Xcompiler=-fno-threadsafe-statics -std=c++17 $DEFS \
     -Xptxas -v -c "$L/src/cuda/recurrent.cu" -o "$L/recurrent.cu.o" > "$L/ptxas.log" 2>&1
