@@ -99,77 +99,65 @@ __global__ void __launch_bounds__(128, 4) capture_kernel(float *base, float *cap
         }
     }
 }
+/* The median over 25 calls of launch(rep), after 3 warm-up calls, timed by CUDA events around each (us). */
+template <class F>
+static float median_us(F launch)
+{
+    cudaEvent_t a, b;
+    cudaEventCreate(&a), cudaEventCreate(&b);
+    std::vector<float> ts;
+    for (int rep = 0; rep < 25 + 3; rep++) {
+        cudaEventRecord(a);
+        launch(rep);
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        float ms;
+        cudaEventElapsedTime(&ms, a, b);
+        if (rep >= 3)
+            ts.push_back(ms * 1000.f);
+    }
+    cudaEventDestroy(a), cudaEventDestroy(b);
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+}
 template <int RPT, int J, int PF, int CS>
 static void run_cap(const char *name, float *pool, float *cap, long nh, int npools)
 {
     constexpr int TR = 16 * RPT, PER = D / TR / J;
     const long grid = nh * PER;
     cudaFuncSetAttribute(capture_kernel<RPT, J, PF, CS>, cudaFuncAttributeMaxDynamicSharedMemorySize, 48 * 1024);
-    cudaEvent_t a, b;
-    cudaEventCreate(&a), cudaEventCreate(&b);
-    std::vector<float> ts;
-    for (int rep = 0; rep < 25 + 3; rep++) {
+    const float us = median_us([&](int rep) {
         float *p = pool + (long)(rep % npools) * nh * D * D;
-        cudaEventRecord(a);
         capture_kernel<RPT, J, PF, CS><<<(unsigned)grid, 128, 48 * 1024>>>(p, cap, nh, 1.0f);
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms;
-        cudaEventElapsedTime(&ms, a, b);
-        if (rep >= 3)
-            ts.push_back(ms * 1000.f);
-    }
-    std::sort(ts.begin(), ts.end());
-    printf("%-28s heads %5ld  CTAs %6ld  median %8.2f us  %.3f TB/s (6 states of traffic)\n", name, nh, grid,
-           ts[ts.size() / 2], 6.0 * nh * D * D * 4 / (ts[ts.size() / 2] * 1e-6) / 1e12);
+    });
+    printf("%-28s heads %5ld  CTAs %6ld  median %8.2f us  %.3f TB/s (6 states of traffic)\n", name, nh, grid, us,
+           6.0 * nh * D * D * 4 / (us * 1e-6) / 1e12);
 }
 template <int RPT, int J, int PF, int NW = 4>
 static void run(const char *name, float *pool, long nh, int npools, int smem = 48 * 1024)
 {
-    if (NW == 8 && smem) smem = 96 * 1024;
+    if (NW == 8 && smem)
+        smem = 96 * 1024;
     cudaFuncSetAttribute(stream_kernel<RPT, J, PF, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     constexpr int TR = 4 * NW * RPT, PER = D / TR / J;
     const long grid = nh * PER;
-    cudaEvent_t a, b;
-    cudaEventCreate(&a), cudaEventCreate(&b);
-    std::vector<float> ts;
-    for (int rep = 0; rep < 25 + 3; rep++) {
+    const float us = median_us([&](int rep) {
         float *p = pool + (long)(rep % npools) * nh * D * D;
-        cudaEventRecord(a);
         stream_kernel<RPT, J, PF, NW><<<(unsigned)grid, NW * 32, smem>>>(p, 1.0f);
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms;
-        cudaEventElapsedTime(&ms, a, b);
-        if (rep >= 3)
-            ts.push_back(ms * 1000.f);
-    }
-    std::sort(ts.begin(), ts.end());
+    });
     int occ = 0;
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, stream_kernel<RPT, J, PF, NW>, NW * 32, smem);
-    printf("%-28s heads %5ld  CTAs %6ld  %d/SM  median %8.2f us  %.3f TB/s\n", name, nh, grid, occ, ts[ts.size() / 2],
-           2.0 * nh * D * D * 4 / (ts[ts.size() / 2] * 1e-6) / 1e12);
+    printf("%-28s heads %5ld  CTAs %6ld  %d/SM  median %8.2f us  %.3f TB/s\n", name, nh, grid, occ, us,
+           2.0 * nh * D * D * 4 / (us * 1e-6) / 1e12);
 }
 static void copy_rate(float *pool, long nh)
 {
     const size_t bytes = (size_t)nh * D * D * 4;
-    cudaEvent_t a, b;
-    cudaEventCreate(&a), cudaEventCreate(&b);
-    std::vector<float> ts;
-    for (int rep = 0; rep < 28; rep++) {
-        cudaEventRecord(a);
+    const float us = median_us([&](int rep) {
         cudaMemcpyAsync(pool + (rep % 2) * 2 * nh * D * D, pool + ((rep % 2) * 2 + 1) * nh * D * D, bytes,
                         cudaMemcpyDeviceToDevice);
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms;
-        cudaEventElapsedTime(&ms, a, b);
-        if (rep >= 3)
-            ts.push_back(ms * 1000.f);
-    }
-    std::sort(ts.begin(), ts.end());
-    printf("%-28s heads %5ld  median %8.2f us  %.3f TB/s\n", "cudaMemcpy D2D", nh, ts[ts.size() / 2],
-           2.0 * bytes / (ts[ts.size() / 2] * 1e-6) / 1e12);
+    });
+    printf("%-28s heads %5ld  median %8.2f us  %.3f TB/s\n", "cudaMemcpy D2D", nh, us, 2.0 * bytes / (us * 1e-6) / 1e12);
 }
 int main()
 {
