@@ -3,10 +3,13 @@
 # to call gdn_lab_trace_print after `--one B T --chunked`, linked as bench_trace. Needs a Release build in build/.
 #   docs/research/labs/lab_trace.sh NAME ["NVCC_DEFINES" ["MORE_PATCHES"]]
 #   e.g. lab_trace.sh tr1g -DSP_GROUPS=1
+# TRACE_PATCH, TRACE_DEF: another trace patch and its define (default s27-overlap-trace.patch, -DGDN_LAB_TRACE=1),
+#   e.g. TRACE_PATCH=s29-state-pass-phase-trace.patch TRACE_DEF=-DGDN_LAB_RSTRACE=1 lab_trace.sh rst
 # Out: /tmp/labs/NAME/bench_trace (and lab_build.sh's gdn, bench_cuda, test_cuda, ptxas.log).
 set -e
 R=$(cd "$(dirname "$0")/../../.." && pwd); L=/tmp/labs/$1
-"$R/docs/research/labs/lab_build.sh" "$1" "s27-overlap-trace.patch ${3:-}" "-DGDN_LAB_TRACE=1 ${2:-}"
+"$R/docs/research/labs/lab_build.sh" "$1" "${TRACE_PATCH:-s27-overlap-trace.patch} ${3:-}" \
+    "${TRACE_DEF:--DGDN_LAB_TRACE=1} ${2:-}"
 mkdir -p "$L/tests" && cp "$R/tests/bench_cuda.c" "$L/tests/"
 python3 - "$L/tests/bench_cuda.c" <<'PY'
 import sys
