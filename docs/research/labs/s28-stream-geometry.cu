@@ -4,8 +4,8 @@
 // thread (1: decode's 16-row tiles, 2: the pairs kernel's 32-row tiles); the next tile loaded while this one is
 // stored; PF: 0 no L2 prefetch, 1 tile 0 only, 2 all J tiles at the CTA's start. Timed by CUDA events over
 // rotating pools (4 x the state), median of 25. 48 KiB of dynamic shared memory per CTA holds each at 4 CTAs per
-// SM, as gdn's kernels are (128 registers), unless marked free. capture_kernel: dense capture's traffic (added at
-// the end of session 28 after the runs in docs/PERF.md: not yet run).
+// SM, as gdn's kernels are (128 registers), unless marked free. capture_kernel: dense capture's traffic (run in
+// session 29: docs/PERF.md).
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -16,6 +16,15 @@ __device__ __forceinline__ void pf_l2(const void *p, unsigned bytes)
 {
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 }
+// A warp's rows of its tiles into L2 (PF 1: tile 0; 2: all J), ROWS_W rows of tiles TR rows apart from t0.
+template <int PF, int J>
+__device__ __forceinline__ void pf_rows(const float *t0, int lane, int TR, int ROWS_W)
+{
+    if (PF == 1 && lane == 0)
+        pf_l2(t0, ROWS_W * D * 4);
+    if (PF == 2 && lane < J)
+        pf_l2(t0 + lane * TR * D, ROWS_W * D * 4);
+}
 template <int RPT, int J, int PF, int NW = 4>
 __global__ void __launch_bounds__(NW * 32, 16 / NW) stream_kernel(float *base, float scale)
 {
@@ -23,10 +32,7 @@ __global__ void __launch_bounds__(NW * 32, 16 / NW) stream_kernel(float *base, f
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane & 7, grp = lane >> 3;
     const long head = blockIdx.x / PER, tg = blockIdx.x % PER;
     float *t0 = base + head * D * D + (long)tg * J * TR * D + warp * ROWS_W * D; // this warp's rows, tile 0
-    if (PF == 1 && lane == 0)
-        pf_l2(t0, ROWS_W * D * 4);
-    if (PF == 2 && lane < J)
-        pf_l2(t0 + lane * TR * D, ROWS_W * D * 4);
+    pf_rows<PF, J>(t0, lane, TR, ROWS_W);
     float4 sn[RPT][4];
 #pragma unroll
     for (int r = 0; r < RPT; r++)
@@ -68,10 +74,7 @@ __global__ void __launch_bounds__(128, 4) capture_kernel(float *base, float *cap
     const long head = blockIdx.x / PER, tg = blockIdx.x % PER;
     const long off = head * D * D + (long)tg * J * TR * D + warp * ROWS_W * D;
     float *t0 = base + off;
-    if (PF == 1 && lane == 0)
-        pf_l2(t0, ROWS_W * D * 4);
-    if (PF == 2 && lane < J)
-        pf_l2(t0 + lane * TR * D, ROWS_W * D * 4);
+    pf_rows<PF, J>(t0, lane, TR, ROWS_W);
 #pragma unroll 1
     for (int j = 0; j < J; j++) {
         float4 s[RPT][4];

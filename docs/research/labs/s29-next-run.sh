@@ -15,7 +15,6 @@
 # Then on the device (carry .cubin): bash docs/research/labs/s29-next-run.sh   (logs under $OUT)
 set -u
 L=/tmp/L; mkdir -p "$L"; for l in base spf rst; do tar -C "$L" -xJf .cubin/$l.txz; done
-med() { grep -oE "median +[0-9]+\.[0-9]+" | head -1 | awk '{print $2}'; }
 echo "== the state pass's steps per chunk (rst: clock64, CTA (0, 0))"
 for T in 4096 32768 512; do echo "-- T=$T"; timeout 60 "$L/rst/bench_trace" --one 1 $T --chunked 2>&1 | grep -E "rstrace|median"; done
 echo "== spf (state prefetched into L2 by the prep) against base: gdn bench, pools rotated, two rounds"
@@ -29,7 +28,7 @@ if [ -f .cubin/pbf.txz ]; then
   echo "== pbf test_cuda rs (the Qwen layer's errors, default and precision bf16)"
   timeout 90 "$L/pbf/test_cuda" rs > "$OUT/pbf_rs.log" 2>&1; echo "rc=$?"; grep -E "rel RMS|^(FAIL|PASS)" "$OUT/pbf_rs.log"
   echo "== gdn bench: base default / pbf default / pbf --precision bf16"
-  for c in "1 4096" "1 32768" "64 4096"; do set -- $c
+  for c in "1 4096" "1 32768" "64 4096"; do
     r=""; for s in "base" "pbf" "pbf --precision bf16"; do set -- $c $s; B=$1 T=$2 l=$3; shift 3
       r="$r $(timeout 90 "$L/$l/gdn" bench --backend cuda --algo chunked --B $B --T $T "$@" 2>&1 | awk '/^prefill/ {print $4, $10}')"; done
     echo "$c: $r"; done
