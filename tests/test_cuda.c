@@ -478,12 +478,15 @@ static void run_matrix(int count)
 
 /* One chunked case (at the tolerance of the kernel that runs); with bar > 0 its errors are printed and
    the output's must also be within bar (issue 5's error row). */
+static double g_tc_out_err = -1.0; /* run_tc_case's last output error (-1: none) */
 static int run_tc_case(gdn_check_case *c, const char *what, size_t i, double bar)
 {
     gdn_check_result r;
     const double t0 = now();
+    g_tc_out_err = -1.0;
     if (!run_case_r(c, what, i, &r))
         return 0;
+    g_tc_out_err = r.out_err;
     if (bar > 0) {
         printf("  %s: out rel RMS %.2e, final state %.2e (%.1f s)\n", what, r.out_err, r.state_err, now() - t0);
         EXPECT(r.out_err <= bar, "%s: output rel RMS %.3g above %.0e", what, r.out_err, bar);
@@ -526,6 +529,15 @@ static void run_chunk_tc(int sanitize, const char *label)
             char what[96];
             snprintf(what, sizeof what, "%s %s", label, DN[d]);
             run_tc_case(&c, what, 0, 4e-3);
+            if (d < 3 && strcmp(label, "chunk split rs") == 0) { /* GDN_PRECISION_BF16: T and R^T in bf16 too */
+                const double e_default = g_tc_out_err;
+                c.problem.precision = GDN_PRECISION_BF16;
+                snprintf(what, sizeof what, "%s %s, precision bf16", label, DN[d]);
+                if (run_tc_case(&c, what, 0, 4e-3) && e_default >= 0)
+                    /* the same inputs with other roundings: an equal error means the default's kernels ran */
+                    EXPECT(g_tc_out_err != e_default, "%s: the same error as precision DEFAULT (%.6g): not the bf16 "
+                           "path", what, e_default);
+            }
         }
     }
     /* chunk boundaries, decay extremes, every option drawn */

@@ -156,7 +156,9 @@ typedef enum gdn_algo {
  *  accumulated in f32; the token loop always computes in f32). */
 typedef enum gdn_precision {
     GDN_PRECISION_DEFAULT = 0, /**< The backend's default: GDN_PRECISION_F32 on the CPU; on CUDA the
-                                    tensor-core products of GDN_PRECISION_BF16. */
+                                    tensor-core products of GDN_PRECISION_BF16, except that
+                                    "chunk_split_bf16__cuda_wgmma_rs" keeps the solve's product over the
+                                    chunk in tf32 (see GDN_PRECISION_BF16). */
     GDN_PRECISION_F32 = 1,     /**< f32 operands and accumulation: within ~1e-6 relative RMS of the float64
                                     reference on realistic inputs. */
     GDN_PRECISION_BF16 = 2     /**< bf16 operands (rounded to nearest even), f32 accumulation, for the chunk
@@ -165,10 +167,11 @@ typedef enum gdn_precision {
                                     products run in f32 (gdn_context_kernel_for tells which). CUDA: tensor
                                     cores. On a compute capability 9.x device, calls of bf16 activations
                                     with 32 < Dk <= 128 ("chunk_split_bf16__cuda_wgmma_rs"; AUTO's choice
-                                    from 16 tokens per sequence) take bf16 operands for the products over
-                                    Dk (the state rounded to bf16 there) and for the output's product over
-                                    the chunk, tf32 for the solve's (~3.1e-3 relative RMS of the output,
-                                    ~2e-3 of the final state at T = 4096); other calls
+                                    from 16 tokens per sequence) take bf16 operands for every product (the
+                                    state rounded to bf16 for those over Dk): ~3.6e-3 relative RMS of the
+                                    output at T = 4096 (3.9e-3 with slow decay), ~3e-3 of the final state,
+                                    1-2% faster than GDN_PRECISION_DEFAULT, which keeps the solve's product
+                                    in tf32 (~3.1e-3 output, 3.4e-3 slow decay, ~2e-3 state); other calls
                                     ("chunk_split_tf32__cuda_mma", "chunk_tf32__cuda_mma"; AUTO's choice
                                     from 64 tokens, 32 when Dk > 128) take tf32 operands throughout
                                     (10-bit mantissa; ~1.7e-3 output, ~4e-4 state). */

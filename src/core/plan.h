@@ -37,7 +37,7 @@ typedef struct gdn_plan {
     gdn_state_layout layout;
     gdn_dtype dtype, out_dtype, gate_dtype;
     gdn_algo algo;
-    gdn_precision precision; /* resolved: F32 or BF16, never DEFAULT */
+    gdn_precision precision; /* host plans: F32 or BF16, never DEFAULT; device plans keep DEFAULT (CUDA's own) */
     /* batch */
     int64_t B, T, N; /* T is T_total when packed */
     const void *cu;  /* NULL when dense */

@@ -400,7 +400,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.cu = pl->cu;
     p.cu_i64 = pl->cu_type == GDN_INDEX_I64;
     p.num_tokens = pl->num_tokens;
-    p.chunk_tc = pl->precision != GDN_PRECISION_F32;
+    p.chunk_tc = pl->precision == GDN_PRECISION_BF16 ? 2 : pl->precision != GDN_PRECISION_F32; /* 2: all bf16 */
     p.algo_chunked = gdn_cuda_chunk_chosen(pl->algo, p.chunk_tc, pl->N > 0 ? (pl->cu ? pl->T / pl->N : pl->T) : 0,
                                            gdn_cuda_chunk_min_tokens(c, pl->dtype, pl->Dk, pl->Dv));
     p.q = pl->q.data;

@@ -256,13 +256,22 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
     const float *La = Lm + g * TC_LDA + t4, *Ta = Tm + g * TC_LDT + t4, *Xb = X + t4 * LDX + n0 + g;
     const float *Td = Tm + g * TC_LDT + 8 * (warp & 1) + 2 * t4; /* the strip's columns in block b0 */
     float *Xs = X + g * LDX + n0 + 2 * t4;
+    /* layout 3: T in bf16 in P's layout (sp_p_base: the pair (16 bk + g + 8 hf, 8 w + 2 t4 (+ 1)) at 32-bit word
+       512 bk + 256 hf + 32 w + 4 g + t4), for the state pass's bf16 D^T = R^T T^T (GDN_PRECISION_BF16) */
+    unsigned *Tb = (unsigned *)Tw + sp_p_base(2, 0, g, t4) + sp_p_j(2) * warp;
+    (void)Tb;
     Tw += sp_t_base(LAYOUT, warp, g, t4);
 #pragma unroll 1 /* rolled: unrolled, the kernel spills 60 bytes and runs 1% slower at B=8 T=4096 */
     for (int bk = 0; bk < 4; bk++) {
         if (bk < b0) { /* above the strip's block: zeros */
+            if constexpr (LAYOUT == 3) {
+                Tb[512 * bk] = 0u;
+                Tb[512 * bk + 256] = 0u;
+            } else {
 #pragma unroll
-            for (int q = 0; q < 4; q++)
-                Tw[1024 * bk + 512 * (q >> 1) + te * (q & 1)] = 0.f;
+                for (int q = 0; q < 4; q++)
+                    Tw[1024 * bk + 512 * (q >> 1) + te * (q & 1)] = 0.f;
+            }
             continue;
         }
         float d[4];
@@ -301,12 +310,21 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
             }
             __syncwarp();
         }
+        if constexpr (LAYOUT == 3) { /* the solve's blocks in tf32 as for the others; T itself in bf16 */
 #pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const float x = tf32r(d[q]);
-            if (bk < 3)
-                Xs[(16 * bk + 8 * (q >> 1)) * LDX + (q & 1)] = x;
-            Tw[1024 * bk + 512 * (q >> 1) + te * (q & 1)] = x;
+            for (int q = 0; q < 4; q++)
+                if (bk < 3)
+                    Xs[(16 * bk + 8 * (q >> 1)) * LDX + (q & 1)] = tf32r(d[q]);
+            Tb[512 * bk] = sp_bf2(d[0], d[1]);
+            Tb[512 * bk + 256] = sp_bf2(d[2], d[3]);
+        } else {
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const float x = tf32r(d[q]);
+                if (bk < 3)
+                    Xs[(16 * bk + 8 * (q >> 1)) * LDX + (q & 1)] = x;
+                Tw[1024 * bk + 512 * (q >> 1) + te * (q & 1)] = x;
+            }
         }
         __syncwarp();
     }
@@ -383,12 +401,13 @@ __device__ __forceinline__ void sp_head_solve(const float (&acc)[8][4], const fl
                                               float *Tm, float *Xm, float *wsb, bool upd, int mt, int warp, int g,
                                               int t4, int grp)
 {
+    constexpr int PL = LAYOUT == 3 ? 2 : LAYOUT; /* P's layout (3: layout 2 with T in bf16) */
     unsigned *Pb = (unsigned *)(wsb + TC_C * TC_C);
     if (upd) {
-        sp_lp_head<LAYOUT, true>(acc, lc2, bet, Lm, Pb, mt, g, t4);
+        sp_lp_head<PL, true>(acc, lc2, bet, Lm, Pb, mt, g, t4);
         sp_invert_diag(Lm, Tm, mt);
     } else {
-        sp_lp_head<LAYOUT, false>(acc, lc2, bet, Lm, Pb + sp_p_base(LAYOUT, mt, g, t4), mt, g, t4);
+        sp_lp_head<PL, false>(acc, lc2, bet, Lm, Pb + sp_p_base(PL, mt, g, t4), mt, g, t4);
     }
     sp_group_sync<NG>(grp);
     sp_solve_t<SP_LDX, LAYOUT>(Lm, Tm, Xm, wsb, warp, g, t4);
@@ -400,7 +419,7 @@ __device__ __forceinline__ void sp_head_solve(const float (&acc)[8][4], const fl
    raw rows, their norms and the products K K^T, Q K^T are made once for them. */
 /* One item of pass 1: (chunk or chunk slot bx, key head group by, sequence bz of the group), by 8 warps (tid
    0 .. 255 of group grp of NG, with sp_raw their shared memory); false where the item has no tokens. */
-template <int DKP, bool F16, int NG>
+template <int DKP, bool F16, int NG, bool TB = false>
 __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned char *sp_raw, int64_t bx, int by,
                                              int64_t bz, int tid, int grp)
 {
@@ -525,8 +544,9 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
             sp_head_solve<0, NG>(acc, lc2, bet, Lm, Tm, Xm, wsb, upd, mt, warp, g, t4, grp);
         else if (layout == 1)
             sp_head_solve<1, NG>(acc, lc2, bet, Lm, Tm, Xm, wsb, upd, mt, warp, g, t4, grp);
-        else
-            sp_head_solve<2, NG>(acc, lc2, bet, Lm, Tm, Xm, wsb, upd, mt, warp, g, t4, grp);
+        else /* layout 2, or 3 in the kernels compiled for it (TB: their own instances, so that the others' code
+                and registers stay as they are) */
+            sp_head_solve<TB && L12 ? 3 : 2, NG>(acc, lc2, bet, Lm, Tm, Xm, wsb, upd, mt, warp, g, t4, grp);
     }
     return true;
 }
@@ -539,14 +559,14 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
 #define SP_PER_SM 3
 #endif
 /* Pass 1 (see the header): a CTA per item. */
-template <int DKP, bool F16>
+template <int DKP, bool F16, bool TB = false>
 __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     extern __shared__ __align__(16) unsigned char sp_raw[];
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error))
         return;
-    sp_prep_item<DKP, F16, 1>(P, sp_raw, blockIdx.x, (int)blockIdx.y, blockIdx.z, threadIdx.x, 0);
+    sp_prep_item<DKP, F16, 1, TB>(P, sp_raw, blockIdx.x, (int)blockIdx.y, blockIdx.z, threadIdx.x, 0);
 }
 
 /* The overlapped prep's items in flag order (sp_item_flag): per chunk (x), the key-head groups (y) of each sequence
@@ -556,12 +576,12 @@ __device__ __forceinline__ int sp_items_per_chunk(const gdn_cuda_params &P)
     return P.prep_gy * (int)(P.cu ? 1 : P.n1 - P.n0);
 }
 /* Item i of that order (per: sp_items_per_chunk) worked by a group of NG (sp_prep_item's return). */
-template <int DKP, bool F16, int NG>
+template <int DKP, bool F16, int NG, bool TB = false>
 __device__ __forceinline__ bool sp_prep_item_at(const gdn_cuda_params &P, unsigned char *raw, int i, int per, int tid,
                                                 int grp)
 {
     const int x = i / per, yz = i - x * per, z = yz / P.prep_gy;
-    return sp_prep_item<DKP, F16, NG>(P, raw, x, yz - z * P.prep_gy, z, tid, grp);
+    return sp_prep_item<DKP, F16, NG, TB>(P, raw, x, yz - z * P.prep_gy, z, tid, grp);
 }
 
 /* Pass 1 overlapped in the state-first order (P.prep_overlap 4; chunked_split.cuh, launch_chunk_split_k): a CTA
@@ -572,7 +592,7 @@ __device__ __forceinline__ bool sp_prep_item_at(const gdn_cuda_params &P, unsign
    after its wait (sp_wait_state_started), so its reads are ordered after earlier work. CTA 0 ends after the state pass
    (sp_wait_state_done), so that the stream's next kernel, which waits for this grid, also waits for the
    state pass. */
-template <int DKP, bool F16>
+template <int DKP, bool F16, bool TB = false>
 __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_flat_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     extern __shared__ __align__(16) unsigned char sp_raw[];
@@ -583,7 +603,7 @@ __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_flat_k
         return;
     const unsigned gen = blockIdx.x == 0 && threadIdx.x == 0 ? sp_ld_acquire(P.sp_flags) : 0u;
     const int i = (int)blockIdx.x;
-    if (sp_prep_item_at<DKP, F16, 1>(P, sp_raw, i, sp_items_per_chunk(P), (int)threadIdx.x, 0))
+    if (sp_prep_item_at<DKP, F16, 1, TB>(P, sp_raw, i, sp_items_per_chunk(P), (int)threadIdx.x, 0))
         sp_flag_publish<1>(P, i, (int)threadIdx.x, 0);
     if (blockIdx.x == 0 && threadIdx.x == 0)
         sp_wait_state_done(P, gen);
@@ -602,7 +622,7 @@ __global__ void __launch_bounds__(TC_THREADS, SP_PER_SM) chunk_split_prep_flat_k
 #ifndef SP_GROUPS
 #define SP_GROUPS 2
 #endif
-template <int DKP, bool F16>
+template <int DKP, bool F16, bool TB = false>
 __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     chunk_split_prep_persistent_kernel(const __grid_constant__ gdn_cuda_params P)
 {
@@ -618,7 +638,7 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     const int per = sp_items_per_chunk(P), items = (int)P.prep_gx * per;
 #pragma unroll 1
     for (int i = (int)blockIdx.x * SP_GROUPS + grp; i < items; i += (int)gridDim.x * SP_GROUPS) {
-        if (sp_prep_item_at<DKP, F16, SP_GROUPS>(P, raw, i, per, tid, grp)) {
+        if (sp_prep_item_at<DKP, F16, SP_GROUPS, TB>(P, raw, i, per, tid, grp)) {
             if (!(P.prep_overlap == 3 && i == 0)) /* 3: tests of the state pass's bounded wait */
                 sp_flag_publish<SP_GROUPS>(P, i, tid, grp);
             else

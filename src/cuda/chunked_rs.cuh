@@ -32,16 +32,21 @@
  *     and each CTA waits for them while the other computes (no registers are left for a fifth warp).
  * Y^T is issued after D^T, so that its products do not queue ahead of the chain's (issued right after X^T it
  * measured no faster). bf16 outputs leave by stmatrix.trans into one of two 8 KB tiles in the tensor map's
- * 128-byte swizzle (one barrier per chunk), then by one tensor store per chunk from thread 0 where the outputs'
- * map encodes (H200 B=1 T=4096 120.9 -> 118.1 us, T=32768 810 -> 786, B=64 T=4096 5506 -> 5440 against the
- * 16-byte stores of every thread, which a packed sequence's short last chunk still takes); other output types
- * through an f32 tile.
+ * 128-byte swizzle, then by one tensor store per chunk where the outputs' map encodes (H200 B=1 T=4096 120.9 ->
+ * 118.1 us, T=32768 810 -> 786, B=64 T=4096 5506 -> 5440 against the 16-byte stores of every thread, which a
+ * packed sequence's short last chunk still takes). With the producer warp (po) that warp stores them, two
+ * chunks behind the stages it issues: the compute threads stage a chunk's outputs and arrive on an mbarrier
+ * (ofull) and go on, the producer releases the tile on another (oempty) once its store has read it (session 30:
+ * B=1 T=512 24.96 -> 24.58 us, T=32768 722.5 -> 717.7, B=8 T=4096 668 -> 661, against thread 0's store behind a
+ * named barrier of the compute warps, which the one-stage form keeps); other output types through an f32 tile.
  *
  * Assumptions (launch_chunk_split_k): those of chunk_split_ok, bf16 activations, 32 < Dk <= 128 (padded to
  * 64 or 128), T < 2^31, tensor maps that encode, a compute capability 9.x device (the sm_90a code).
  * Accuracy: S, cf D^T, D^T and P rounded to bf16, T to tf32 (nearest, by the prep), R^T to tf32 toward zero
  * (rs_tf32): Qwen layer T = 4096 output relative RMS 3.12e-3 (session 15; slow decay 3.37e-3, fast 2.92e-3;
- * with D^T P^T in tf32 2.61e-3 / 3.12e-3, at 5-12% more time, session 12).
+ * with D^T P^T in tf32 2.61e-3 / 3.12e-3, at 5-12% more time, session 12). TB (precision BF16 asked for,
+ * params.chunk_tc 2): T (the prep's layout 3) and R^T in bf16 too, D^T = R^T T^T by 4 bf16 k16 products:
+ * 3.57e-3 / 3.88e-3 / 2.91e-3, 1.3-2.1% faster (session 29).
  * H200, Qwen3.6 layer (docs/PERF.md, sessions 13-15): B=1 T=4096 0.154 ms for both passes in turn (this one
  * 103 us, session 13), 0.132 ms overlapped (P.sp_flags: the producer warp waits for each chunk's prep item, and
  * the pass does not wait for the prep's completion; chunked_split.cuh, sp_item_flag); B=64 T=4096 6.07 ms.
@@ -384,7 +389,7 @@ __host__ __device__ __forceinline__ bool rs_out_vec(const gdn_cuda_params &P)
 }
 
 /* Pass 2, register-sourced (see the header). Grid (Hv * ceil(Dv / 64), N); one warpgroup; DKP 64 or 128. */
-template <int DKP, int NS, int PW, int CL>
+template <int DKP, int NS, int PW, int CL, bool TB = false>
 __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     chunk_split_state_rs_kernel(const __grid_constant__ gdn_cuda_params P, const __grid_constant__ rs_maps M)
 {
@@ -404,6 +409,10 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     uint64_t *full = (uint64_t *)(Os + TC_C * RS_LDO); /* a stage has landed */
     uint64_t *empty = full + 2;                        /* PW: the compute threads are done with a stage; CL: both
                                                           CTAs are */
+    /* PW with bf16 outputs (po): the producer warp stores each chunk's outputs. ofull[b]: the compute threads have
+       staged output buffer b (128 arrivals); oempty[b]: the producer is done reading it (1). In the f32 staging
+       rows past the two 8 KB bf16 buffers, which that path does not use. */
+    uint64_t *ofull = (uint64_t *)((unsigned char *)Os + 2 * TC_C * RS_ROWS * 2), *oempty = ofull + 2;
 
     const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5, g = lane >> 2, t4 = lane & 3;
     const sp_tile ct = sp_tile_of(P, RS_ROWS);
@@ -411,6 +420,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     const int64_t prs = ct.prs, pcs = ct.pcs;
     const bool vec_out = rs_out_vec(P); /* the outputs by 16-byte bf16 pieces */
     const bool tma_out = vec_out && M.o_ok; /* and whole chunks by one tensor store (thread 0) */
+    const bool po = PW && vec_out;          /* the producer warp stores them (tensor store or pieces) */
 
     if (tid == 0) {
         wg_mbar_init(&full[0]);
@@ -418,6 +428,12 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
         if (PW) {
             rs_mbar_init(&empty[0], 128);
             rs_mbar_init(&empty[1], 128);
+            if (po) {
+                rs_mbar_init(&ofull[0], 128);
+                rs_mbar_init(&ofull[1], 128);
+                rs_mbar_init(&oempty[0], 1);
+                rs_mbar_init(&oempty[1], 1);
+            }
         }
         if (CL == 2)
             rs_mbar_init(&empty[0], 2); /* thread 0 of each CTA */
@@ -469,6 +485,37 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     const unsigned gen = ovl && (tid == 0 || tid == 128) ? sp_ld_acquire(P.sp_flags) : 0u;
     if (PW && w == 4) { /* the producer warp: every stage's copies, once the compute warps are done with its buffer */
         int f0 = 0, f1 = 0; /* the fills of stage 0, 1 so far */
+        /* po: the outputs of the CTA's chunks in order, two behind the stages (the stage of chunk k + 2 is issued
+           once chunk k's products are done, just before its outputs are staged). oq: chunks issued so far, od:
+           outputs stored; the two pending chunks' (batch row, first token, tensor store) */
+        int oq = 0, od = 0;
+        int64_t ob0 = 0, ot0 = 0, ob1 = 0, ot1 = 0;
+        int on0 = 0, on1 = 0; /* tokens in the chunk, or -1: by one tensor store */
+        /* chunk od's outputs (buffer od & 1, use od >> 1): by one tensor store (x) or by 16-byte pieces of the
+           chunk's rows and tokens; then the buffer is released */
+        auto out_one = [&](int64_t ob, int64_t otc, int nt) {
+            const int bf = od & 1;
+            unsigned char *ot = (unsigned char *)Os + bf * TC_C * RS_ROWS * 2;
+            wg_mbar_wait(&ofull[bf], (od >> 1) & 1);
+            if (nt < 0) {
+                if (lane == 0) {
+                    rs_tma_store4(&M.o, ot, r0, h, (int)otc, (int)ob);
+                    rs_bulk_wait<true>();
+                }
+            } else {
+                unsigned short *op = (unsigned short *)P.out + ob * P.os[0] + otc * P.os[1] + (int64_t)h * P.os[2] + r0;
+                for (int e = lane; e < TC_C * RS_ROWS / 8; e += 32) {
+                    const int t = e >> 3, ch = e & 7;
+                    const uint4 o = *(const uint4 *)(ot + t * 128 + 16 * (ch ^ (t & 7)));
+                    if (t < nt && 8 * ch < rows)
+                        *(uint4 *)(op + t * P.os[1] + 8 * ch) = o;
+                }
+            }
+            __syncwarp();
+            if (lane == 0)
+                rs_mbar_arrive(&oempty[bf]);
+            od++;
+        };
         /* the prep item of this value head's chunks (chunked_prep.cuh: key head hk, its group of prep_vpc) */
         const int py = hk * (P.ratio / P.prep_vpc) + (P.grouped ? h % P.ratio : h / P.Hk) / P.prep_vpc;
         for (int64_t n = P.n0 + blockIdx.y; n < P.n1; n += gridDim.y) {
@@ -492,10 +539,28 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                     rs_issue_stage<DKP>(M, rs_stage<DKP>(base + sb * SB), wsn + (int64_t)c * SP_WSB, b,
                                         t0 + (int64_t)c * TC_C, hk, h, r0, &full[sb]);
                 __syncwarp();
+                if (po) {
+                    const int64_t tc = t0 + (int64_t)c * TC_C;
+                    const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
+                    if (oq >= 2) /* chunk oq - 2's outputs, staged just after this stage's release */
+                        out_one(ob0, ot0, on0);
+                    ob0 = ob1, ot0 = ot1, on0 = on1;
+                    ob1 = b, ot1 = tc, on1 = tma_out && (nt == TC_C || t1 == P.T) ? -1 : nt;
+                    oq++;
+                }
             }
+        }
+        if (po) { /* the last two chunks' outputs */
+            if (oq >= 2)
+                out_one(ob0, ot0, on0);
+            if (oq >= 1)
+                out_one(ob1, ot1, on1);
+            if (lane == 0) /* the outputs written before the CTA's shared memory goes */
+                rs_bulk_wait<false>();
         }
         return;
     }
+    int oc = 0; /* po: the CTA's chunks so far (output buffer oc & 1, use oc >> 1) */
     for (int64_t n = P.n0 + blockIdx.y; n < P.n1; n += gridDim.y) {
         const auto [b, t0, t1, rs, ws, wsn] = sp_seq_of(P, n, h);
         const int nc = (int)((t1 - t0 + TC_C - 1) / TC_C);
@@ -557,7 +622,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             wg_fence_acc(x);
             /* R^T = V^T diag(bt) - X^T diag(sk), tf32, as the A fragments of D^T = R^T T^T: k8 block j's
                positions t4, t4 + 4 hold columns 8 j + 2 t4, 8 j + 2 t4 + 1 (T, P permuted alike) */
-            unsigned ra[8][4];
+            /* TB (GDN_PRECISION_BF16): R^T in bf16 instead, the A fragments of D^T = R^T T^T by k16 block */
+            unsigned ra[TB ? 4 : 8][4];
             /* one stage (PRE): the update's cf now, while no product reads shared memory, and the outputs' sq
                once D^T is done; loaded where they are used, they waited behind Y^T's and the update's operand
                reads (H200, B=64 T=4096 5.57 -> 5.46-5.47 ms). The two-stage kernel keeps them there: at its 250
@@ -576,8 +642,16 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
 #pragma unroll
                 for (int hf = 0; hf < 2; hf++) {
                     const unsigned v = vt[j][hf];
-                    ra[j][hf] = rs_tf32(bt.x * __uint_as_float(v << 16) - sk.x * x[4 * j + 2 * hf]);
-                    ra[j][2 + hf] = rs_tf32(bt.y * __uint_as_float(v & 0xffff0000u) - sk.y * x[4 * j + 2 * hf + 1]);
+                    if constexpr (TB) { /* (row 16 w + g + 8 hf, columns 8 j + 2 t4 (+ 1)): k16 block j / 2,
+                                           fragment 2 (j & 1) + hf */
+                        ra[j >> 1][2 * (j & 1) + hf] =
+                            sp_bf2(bt.x * __uint_as_float(v << 16) - sk.x * x[4 * j + 2 * hf],
+                                   bt.y * __uint_as_float(v & 0xffff0000u) - sk.y * x[4 * j + 2 * hf + 1]);
+                    } else {
+                        ra[j][hf] = rs_tf32(bt.x * __uint_as_float(v << 16) - sk.x * x[4 * j + 2 * hf]);
+                        ra[j][2 + hf] =
+                            rs_tf32(bt.y * __uint_as_float(v & 0xffff0000u) - sk.y * x[4 * j + 2 * hf + 1]);
+                    }
                 }
             }
             /* D^T = R^T T^T on the chain, then Y^T = S Q^T (off it: its products queue behind D's) */
@@ -585,9 +659,15 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             wg_fence_acc(d);
             wg_fence_acc(y);
             wg_fence();
+            if constexpr (TB) {
 #pragma unroll
-            for (int j = 0; j < 8; j++)
-                rs_tf32_n64(d, ra[j], rs_desc(sd, O::T + j * 256, 128u, 2048u, false), j);
+                for (int kk = 0; kk < 4; kk++) /* T bf16 in P's layout (the prep's layout 3) */
+                    rs_bf16_n64<0>(d, ra[kk], rs_desc(sd, O::T + kk * 256, 128u, 1024u, false), kk);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    rs_tf32_n64(d, ra[j], rs_desc(sd, O::T + j * 256, 128u, 2048u, false), j);
+            }
             rs_commit();
 #pragma unroll
             for (int kk = 0; kk < NK; kk++)
@@ -659,13 +739,21 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             if (vec_out) { /* bf16, by the transposing stmatrix into one of two 8 KB buffers (rows of 128 bytes, the
                             16-byte pieces swizzled by the row: conflict-free both ways, and the tensor map's
                             128-byte swizzle), one barrier per chunk */
-                unsigned char *ot = (unsigned char *)Os + (c & 1) * TC_C * RS_ROWS * 2;
+                unsigned char *ot = (unsigned char *)Os + ((po ? oc : c) & 1) * TC_C * RS_ROWS * 2;
+                if (po && oc >= 2) /* the producer is done with the buffer's last chunk */
+                    wg_mbar_wait(&oempty[oc & 1], ((oc >> 1) - 1) & 1);
 #pragma unroll
                 for (int jj = 0; jj < 4; jj++) {
                     const int m = lane >> 3, t = 8 * (2 * jj + (m >> 1)) + (lane & 7), ch = 2 * w + (m & 1);
                     const unsigned r4[4] = {sp_bf2(y[8 * jj], y[8 * jj + 1]), sp_bf2(y[8 * jj + 2], y[8 * jj + 3]),
                                             sp_bf2(y[8 * jj + 4], y[8 * jj + 5]), sp_bf2(y[8 * jj + 6], y[8 * jj + 7])};
                     rs_stsm_t4(ot + t * 128 + 16 * (ch ^ (t & 7)), r4);
+                }
+                if (po) { /* to the producer warp, which stores them */
+                    wg_proxy_fence(); /* this thread's writes, before the tensor store reads them */
+                    rs_mbar_arrive(&ofull[oc & 1]);
+                    oc++;
+                    continue;
                 }
                 if (tma_out) {
                     wg_proxy_fence(); /* the tile's writes, before the tensor store reads it */
@@ -716,11 +804,11 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
         if (ws >= 0 && !(t1 == t0 && ws == rs))
             tc_pool_io<DKP / 8, true>(P, ws, h, r0, 16 * w + g, rows, 2 * t4, prs, pcs,
                                       [&](int j, int hf) { return &s[4 * j + 2 * hf]; });
-        if (tma_out && tid == 0) /* the next sequence's chunk 0 fills buffer 0 again */
+        if (tma_out && !po && tid == 0) /* the next sequence's chunk 0 fills buffer 0 again */
             rs_bulk_wait<true>();
         rs_sync<PW>(); /* the sequence is done with every buffer before the next one's copies */
     }
-    if (tma_out && tid == 0) /* the outputs written before the CTA's shared memory goes */
+    if (tma_out && !po && tid == 0) /* the outputs written before the CTA's shared memory goes */
         rs_bulk_wait<false>();
     if (ovl && tid == 0) /* past its last chunk: every copy issued, every flag read */
         sp_state_done(P, gen);

@@ -811,7 +811,9 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
                     wg_map_kq(&maps.q, p.q, p.qs, p.Dk, p.Hk, p.T, nm) &&
                     wg_map_kq(&maps.k, p.k, p.ks, p.Dk, p.Hk, p.T, nm) &&
                     wg_map_v(&maps.v, p.v, p.vs, p.Dv, p.Hv, p.T, nm, rt);
-    p.split_wg = rs ? 2 : wg; /* also the prep pass's layout of T and P (sp_t_base) */
+    /* GDN_PRECISION_BF16 (p.chunk_tc 2) on the register-sourced pass: T and R^T in bf16 too (layout 3) */
+    const bool tb = rs && p.chunk_tc == 2;
+    p.split_wg = rs ? (tb ? 3 : 2) : wg; /* also the prep pass's layout of T and P (sp_t_base) */
     const int tile = rs || wg ? rt : TC_R;
     /* the prep pass: a CTA per key head and chunk once that grid covers the SMs (the value heads that share
        the key head share its products), else per value head and chunk (each CTA half as long); docs/PERF.md,
@@ -834,9 +836,12 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     /* with one stage and GDN_CUDA_RS_CLUSTER=1, the two row tiles of a head in a cluster that reads k, q, T, P
        once (chunked_rs.cuh); off by default: B=64 T=4096 6.71 against 6.19 ms, docs/PERF.md session 13 */
     const int cl = rs && ns == 1 && p.rs_cluster && (p.Dv + RS_ROWS - 1) / RS_ROWS % 2 == 0;
-    const rs_fn_t state_rs = ns == 2 ? chunk_split_state_rs_kernel<DW, 2, 1, 1>
-                             : cl    ? chunk_split_state_rs_kernel<DW, 1, 0, 2>
-                                     : chunk_split_state_rs_kernel<DW, 1, 0, 1>;
+    const rs_fn_t state_rs = ns == 2 ? (tb ? chunk_split_state_rs_kernel<DW, 2, 1, 1, true>
+                                          : chunk_split_state_rs_kernel<DW, 2, 1, 1>)
+                             : cl ? (tb ? chunk_split_state_rs_kernel<DW, 1, 0, 2, true>
+                                        : chunk_split_state_rs_kernel<DW, 1, 0, 2>)
+                                  : (tb ? chunk_split_state_rs_kernel<DW, 1, 0, 1, true>
+                                        : chunk_split_state_rs_kernel<DW, 1, 0, 1>);
     /* the two passes overlapped (sp_item_flag) where the state pass has its producer warp (one wave, one CTA
        per SM), in one group, with programmatic launches, and leaves a quarter of the SMs at least: the prep a
        persistent grid of SP_GROUPS items per CTA, one CTA on each SM the state pass leaves (or
@@ -857,7 +862,13 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
                      (p.prep_overlap == 2 || p.prep_overlap == 3 || items >= 2 * SP_GROUPS * pctas);
     if (!ovl)
         p.sp_flags = NULL;
-    const fn_t prep = ovl ? chunk_split_prep_persistent_kernel<DKP, F16> : chunk_split_prep_kernel<DKP, F16>;
+    fn_t prep = ovl ? chunk_split_prep_persistent_kernel<DKP, F16> : chunk_split_prep_kernel<DKP, F16>;
+    fn_t flat = chunk_split_prep_flat_kernel<DKP, F16>;
+    if constexpr (!F16 && DKP >= 64) /* GDN_PRECISION_BF16's prep kernels: T stored in bf16 (layout 3) */
+        if (tb) {
+            prep = ovl ? chunk_split_prep_persistent_kernel<DKP, F16, true> : chunk_split_prep_kernel<DKP, F16, true>;
+            flat = chunk_split_prep_flat_kernel<DKP, F16, true>;
+        }
     const size_t sp = (size_t)split_prep_smem_bytes(DKP) * (ovl ? SP_GROUPS : 1);
     const size_t ss = (size_t)(rs   ? split_state_rs_smem_bytes(DW, ns)
                                : wg ? split_state_wg_smem_bytes(DKP, rt)
@@ -891,8 +902,8 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
         spf = (size_t)split_prep_smem_bytes(DKP);
         if ((int64_t)spf < beside)
             spf = (size_t)beside;
-        if ((e = cudaFuncSetAttribute((const void *)chunk_split_prep_flat_kernel<DKP, F16>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)spf)) != cudaSuccess)
+        if ((e = cudaFuncSetAttribute((const void *)flat, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)spf)) !=
+            cudaSuccess)
             return e;
     }
     /* the sequences in groups whose blocks fit the workspace (each pair of launches waits for the previous
@@ -939,7 +950,7 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
                  : cudaLaunchKernelEx(&cfg, state, p);
         if (e != cudaSuccess)
             return e;
-        if (sfirst && (e = cudaLaunchKernelEx(&pcfg, chunk_split_prep_flat_kernel<DKP, F16>, p)) != cudaSuccess)
+        if (sfirst && (e = cudaLaunchKernelEx(&pcfg, flat, p)) != cudaSuccess)
             return e;
     }
     return cudaSuccess;

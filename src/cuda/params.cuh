@@ -103,13 +103,15 @@ typedef struct gdn_cuda_params {
     int fast_jlog;     /* fast path: log2 of the state tiles each CTA walks (fast.cuh) */
     int algo_chunked;  /* the chunked algorithm chosen (gdn_cuda_chunk_chosen): the chunked kernel where it applies */
     int chunk_tc;      /* the chunked kernel on tensor cores (problem.precision BF16, the CUDA default;
-                          chunked_tc.cuh), else the f32 one (precision F32; chunked.cuh) */
+                          chunked_tc.cuh), else the f32 one (precision F32; chunked.cuh); 2: precision BF16 asked
+                          for, which the register-sourced state pass runs with T and R^T in bf16 (layout 3) */
     float *ws;          /* the two-pass chunked kernels' workspace (chunked_split.cuh), or NULL */
     int64_t ws_floats;  /* its size: the launcher takes the sequences in groups that fit */
     int64_t n0, n1;     /* the two-pass kernels: the sequences [n0, n1) of the group launched */
     int split_wg;       /* their state pass on wgmma where it applies (sm_90a code): 1 chunked_wg.cuh's, 2
                            chunked_rs.cuh's; the launcher sets it to the one that runs (0: mma.sync), also the
-                           prep's layout of T and P (sp_t_base; with 2, P in bf16: sp_store_p_pair) */
+                           prep's layout of T and P (sp_t_base; with 2, P in bf16: sp_store_p_pair; 3, chunked_rs.cuh's
+                           with T in bf16 too, in P's layout: chunk_tc 2) */
     int wg_rt;          /* its state rows per CTA: 32, 64, or 0 (the launcher chooses by the grid) */
     int rs_stages;      /* chunked_rs.cuh's stages: 1 (two CTAs per SM), 2, or 0 (the launcher chooses) */
     int rs_cluster;     /* its one-stage form in clusters of a head's two row tiles where Dv allows (1; else 0) */
