@@ -1,20 +1,25 @@
 #!/bin/bash
-# Session 30's three-stage X^T-ahead lab, built but not run, as one device command (about 5 minutes of device time).
+# Session 30's X^T-ahead labs (three stages; the late stage wait), built but not run, as one device command (about 7
+# minutes of device time).
 # Build first on the 2-core machine (a Release build of HEAD in build/, then about 4 minutes each, two at once):
 #   docs/research/labs/lab_build.sh base "" ""
 #   docs/research/labs/lab_build.sh xp0 s30-state-pass-x-ahead-three-stages.patch -DGDN_LAB_XP3=0
 #   docs/research/labs/lab_build.sh xp3 s30-state-pass-x-ahead-three-stages.patch -DGDN_LAB_XP3=1
-#   for l in base xp0 xp3; do mkdir -p /tmp/pk/$l && cp /tmp/labs/$l/{gdn,bench_cuda,test_cuda} /tmp/pk/$l/ &&
+#   docs/research/labs/lab_build.sh xp3l s30-state-pass-x-ahead-three-stages.patch "-DGDN_LAB_XP3=1 -DGDN_LAB_XPL=1"
+#   docs/research/labs/lab_build.sh xp2l s30-state-pass-x-ahead-three-stages.patch \
+#       "-DGDN_LAB_XP3=0 -DGDN_LAB_XP2=1 -DGDN_LAB_XPL=1"
+#   for l in base xp0 xp3 xp3l xp2l; do mkdir -p /tmp/pk/$l && cp /tmp/labs/$l/{gdn,bench_cuda,test_cuda} /tmp/pk/$l/ &&
 #       tar -C /tmp/pk -cJf .cubin/$l.txz $l; done
 # Then on the device (carry .cubin): bash docs/research/labs/s30-next-run.sh   (logs under $OUT)
 set -u
-L=/tmp/L; mkdir -p "$L"; for l in base xp0 xp3; do tar -C "$L" -xJf .cubin/$l.txz; done
+L=/tmp/L; mkdir -p "$L"; for l in base xp0 xp3 xp3l xp2l; do tar -C "$L" -xJf .cubin/$l.txz; done
 X=$L/xp3
 echo "== xp3 test_cuda rs"; timeout 60 $X/test_cuda rs > "$OUT/xp3_rs.log" 2>&1; echo "rc=$?"
 grep -E "rel RMS|FAIL|^PASS" "$OUT/xp3_rs.log" | tail -9
-echo "== bench_cuda --one B T --chunked: base xp0 xp3, two rounds"
+for l in xp3l xp2l; do echo "== $l test_cuda rs"; timeout 60 $L/$l/test_cuda rs 2>&1 | grep -E "FAIL|^PASS" | tail -3; done
+echo "== bench_cuda --one B T --chunked: base xp0 xp3 xp3l xp2l, two rounds"
 for c in "1 512" "1 4096" "1 32768" "8 4096" "64 4096"; do set -- $c
-  r=""; for l in base xp0 xp3 base xp0 xp3; do
+  r=""; for l in base xp0 xp3 xp3l xp2l base xp0 xp3 xp3l xp2l; do
     r="$r $(timeout 60 "$L/$l/bench_cuda" --one $1 $2 --chunked 2>&1 | grep -oE "median +[0-9]+\.[0-9]+" | grep -oE "[0-9.]+$")"; done
   echo "B=$1 T=$2: $r"; done
 echo "== gdn bench: base / xp3 / xp3 --precision bf16 (median, rel_err)"
