@@ -32,3 +32,11 @@ grep -E "FAIL|^PASS" "$OUT/xp3_rs2.log" | tail -4
 echo "== xp3 quick"; timeout 130 $X/test_cuda quick > "$OUT/xp3_quick.log" 2>&1; echo "rc=$?"; grep -E "FAIL|^PASS" "$OUT/xp3_quick.log" | tail -5
 echo "== xp3 memcheck rs"; timeout 60 compute-sanitizer --tool memcheck $X/test_cuda rs > "$OUT/xp3_mc.log" 2>&1; echo "rc=$?"
 grep -E "ERROR SUMMARY|FAIL|^PASS" "$OUT/xp3_mc.log" | tail -3
+echo "== SASS of the state pass's two- and three-stage kernels (for an instruction count per chunk): \$OUT/*.sass"
+if command -v cuobjdump > /dev/null; then
+  for l in base xp3; do
+    cuobjdump -sass "$L/$l/test_cuda" 2>/dev/null |
+      awk '/Function : /{p = /chunk_split_state_rs_kernelILi128ELi[23]ELi1ELi1ELb0/} p' > "$OUT/$l.sass"
+    echo "$l: $(wc -l < "$OUT/$l.sass") lines"
+  done
+fi
