@@ -510,9 +510,9 @@ gdn_status gdn_plan_make_device(gdn_plan *p, const gdn_problem *pr, const gdn_ba
                                 char *err, size_t err_len)
 {
     const gdn_status st = plan_make(p, pr, ba, te, NULL, 0, err, err_len);
-    /* the CUDA backend's default precision stays DEFAULT (the chunked products on tensor cores, the solve's
-       in tf32); BF16 asked for takes that one in bf16 too (gdn_cuda_forward's chunk_tc) */
-    if (st == GDN_STATUS_SUCCESS && pr->precision == GDN_PRECISION_DEFAULT)
-        p->precision = GDN_PRECISION_DEFAULT;
+    /* a device plan keeps the problem's precision: DEFAULT is the CUDA backend's own (the chunked products on
+       tensor cores, the solve's in tf32), BF16 takes that one in bf16 too (gdn_cuda_forward's chunk_tc) */
+    if (st == GDN_STATUS_SUCCESS)
+        p->precision = pr->precision;
     return st;
 }

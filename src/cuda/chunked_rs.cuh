@@ -388,6 +388,23 @@ __host__ __device__ __forceinline__ bool rs_out_vec(const gdn_cuda_params &P)
            ((uintptr_t)P.out & 15) == 0;
 }
 
+/* A staged bf16 output tile (chunk tokens x 64 state rows, rows of 128 bytes with the 16-byte pieces swizzled
+   by the row) to the outputs by 16-byte pieces, tokens below nt and state rows below rows: pieces first, first +
+   STEP, ... (a token's row per 8 pieces) of the chunk at token tc of batch row b, head h, state row r0. */
+template <int STEP>
+__device__ __forceinline__ void rs_out_pieces(const gdn_cuda_params &P, const unsigned char *ot, int64_t b, int64_t tc,
+                                              int h, int r0, int nt, int rows, int first)
+{
+    unsigned short *op = (unsigned short *)P.out + b * P.os[0] + tc * P.os[1] + (int64_t)h * P.os[2] + r0;
+#pragma unroll
+    for (int u = 0; u < TC_C * RS_ROWS / 8 / STEP; u++) {
+        const int e = first + STEP * u, t = e >> 3, ch = e & 7;
+        const uint4 o = *(const uint4 *)(ot + t * 128 + 16 * (ch ^ (t & 7)));
+        if (t < nt && 8 * ch < rows)
+            *(uint4 *)(op + t * P.os[1] + 8 * ch) = o;
+    }
+}
+
 /* Pass 2, register-sourced (see the header). Grid (Hv * ceil(Dv / 64), N); one warpgroup; DKP 64 or 128. */
 template <int DKP, int NS, int PW, int CL, bool TB = false>
 __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
@@ -419,7 +436,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
     const int h = ct.h, r0 = ct.r0, hk = ct.hk, rows = ct.rows;
     const int64_t prs = ct.prs, pcs = ct.pcs;
     const bool vec_out = rs_out_vec(P); /* the outputs by 16-byte bf16 pieces */
-    const bool tma_out = vec_out && M.o_ok; /* and whole chunks by one tensor store (thread 0) */
+    const bool tma_out = vec_out && M.o_ok; /* and whole chunks by one tensor store (thread 0, or po's lane 0) */
     const bool po = PW && vec_out;          /* the producer warp stores them (tensor store or pieces) */
 
     if (tid == 0) {
@@ -491,8 +508,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
         int oq = 0, od = 0;
         int64_t ob0 = 0, ot0 = 0, ob1 = 0, ot1 = 0;
         int on0 = 0, on1 = 0; /* tokens in the chunk, or -1: by one tensor store */
-        /* chunk od's outputs (buffer od & 1, use od >> 1): by one tensor store (x) or by 16-byte pieces of the
-           chunk's rows and tokens; then the buffer is released */
+        /* chunk od's outputs (buffer od & 1, use od >> 1): by one tensor store (nt < 0) or by 16-byte pieces of
+           its nt tokens; then the buffer is released */
         auto out_one = [&](int64_t ob, int64_t otc, int nt) {
             const int bf = od & 1;
             unsigned char *ot = (unsigned char *)Os + bf * TC_C * RS_ROWS * 2;
@@ -503,13 +520,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                     rs_bulk_wait<true>();
                 }
             } else {
-                unsigned short *op = (unsigned short *)P.out + ob * P.os[0] + otc * P.os[1] + (int64_t)h * P.os[2] + r0;
-                for (int e = lane; e < TC_C * RS_ROWS / 8; e += 32) {
-                    const int t = e >> 3, ch = e & 7;
-                    const uint4 o = *(const uint4 *)(ot + t * 128 + 16 * (ch ^ (t & 7)));
-                    if (t < nt && 8 * ch < rows)
-                        *(uint4 *)(op + t * P.os[1] + 8 * ch) = o;
-                }
+                rs_out_pieces<32>(P, ot, ob, otc, h, r0, nt, rows, lane);
             }
             __syncwarp();
             if (lane == 0)
@@ -738,7 +749,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                copies go into them while the outputs are stored */
             if (vec_out) { /* bf16, by the transposing stmatrix into one of two 8 KB buffers (rows of 128 bytes, the
                             16-byte pieces swizzled by the row: conflict-free both ways, and the tensor map's
-                            128-byte swizzle), one barrier per chunk */
+                            128-byte swizzle), one barrier per chunk (po: an mbarrier arrival instead) */
                 unsigned char *ot = (unsigned char *)Os + ((po ? oc : c) & 1) * TC_C * RS_ROWS * 2;
                 if (po && oc >= 2) /* the producer is done with the buffer's last chunk */
                     wg_mbar_wait(&oempty[oc & 1], ((oc >> 1) - 1) & 1);
@@ -770,14 +781,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                         rs_tma_store4(&M.o, ot, r0, h, (int)tc, (int)b);
                     continue;
                 }
-                unsigned short *ob = (unsigned short *)P.out + b * P.os[0] + tc * P.os[1] + (int64_t)h * P.os[2] + r0;
-#pragma unroll
-                for (int u = 0; u < TC_C * RS_ROWS / 8 / 128; u++) { /* a row of the chunk per 8 threads */
-                    const int e = tid + 128 * u, t = e >> 3, ch = e & 7;
-                    const uint4 o = *(const uint4 *)(ot + t * 128 + 16 * (ch ^ (t & 7)));
-                    if (t < nt && 8 * ch < rows)
-                        *(uint4 *)(ob + t * P.os[1] + 8 * ch) = o;
-                }
+                rs_out_pieces<128>(P, ot, b, tc, h, r0, nt, rows, tid);
                 continue;
             }
 #pragma unroll
