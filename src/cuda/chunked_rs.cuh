@@ -51,7 +51,9 @@
  * 103 us, session 13), 0.132 ms overlapped (P.sp_flags: the producer warp waits for each chunk's prep item, and
  * the pass does not wait for the prep's completion; chunked_split.cuh, sp_item_flag); B=64 T=4096 6.07 ms.
  * The compute warps' instructions per chunk are the cost (one warp per scheduler, about 3 cycles each): the
- * descriptors are made once per chunk (rs_desc) and R^T is not rounded (session 15). Every wgmma is kept out of
+ * descriptors are made once per chunk (rs_desc) and R^T is not rounded (session 15). A shared-memory load issued
+ * while the products stream their operands waits behind them (ncu: 23% of the two-stage loop's stall samples at
+ * such loads' first use, session 31), so that kernel loads V^T before X^T and sq before S' are issued. Every wgmma is kept out of
  * flight across branches (loop edges, mbarrier waits): ptxas otherwise serializes all of them (C7518).
  */
 #ifndef GDN_CUDA_CHUNKED_RS_CUH
@@ -601,6 +603,26 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                 wg_proxy_fence();
                 rs_sync<PW>();
             }
+            /* V^T in fragment order: matrix (j, hf) = tokens 8 j .., state rows 16 w + 8 hf ..; lane L addresses
+               row L % 8 of matrix L / 8 of each x4 (two j, two hf). PW: before X^T is issued, so that the ldmatrix
+               does not wait behind X^T's reads of shared memory (with the early sq below: H200 B=1 T=4096 110.1 ->
+               108.6 us, T=32768 723 -> 715; issued among X^T's products, its first use took 8% of the chunk's
+               stall samples; docs/PERF.md, session 31); the one-stage kernel, with no registers to spare, after */
+            unsigned vt[8][2];
+            auto load_vt = [&]() {
+#pragma unroll
+                for (int jj = 0; jj < 4; jj++) {
+                    unsigned r4[4];
+                    const int m = lane >> 3, t = 8 * (2 * jj + (m >> 1)) + (lane & 7), ch = 2 * w + (m & 1);
+                    rs_ldsm_t4(r4, st.V + t * 128 + 16 * (ch ^ (t & 7)));
+                    vt[2 * jj][0] = r4[0];
+                    vt[2 * jj][1] = r4[1];
+                    vt[2 * jj + 1][0] = r4[2];
+                    vt[2 * jj + 1][1] = r4[3];
+                }
+            };
+            if constexpr (PW)
+                load_vt();
             /* S's bf16 copy as A fragments: k16 block kk holds columns 16 kk .. 16 kk + 15 */
             unsigned sa[NK][4];
 #pragma unroll
@@ -616,19 +638,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             for (int kk = 0; kk < NK; kk++)
                 rs_bf16_n64<0>(x, sa[kk], rs_desc(sd, O::K + (kk >> 2) * 8192 + (kk & 3) * 32, 16u, 1024u, true), kk);
             rs_commit();
-            /* meanwhile V^T in fragment order: matrix (j, hf) = tokens 8 j .., state rows 16 w + 8 hf ..; lane L
-               addresses row L % 8 of matrix L / 8 of each x4 (two j, two hf) */
-            unsigned vt[8][2];
-#pragma unroll
-            for (int jj = 0; jj < 4; jj++) {
-                unsigned r4[4];
-                const int m = lane >> 3, t = 8 * (2 * jj + (m >> 1)) + (lane & 7), ch = 2 * w + (m & 1);
-                rs_ldsm_t4(r4, st.V + t * 128 + 16 * (ch ^ (t & 7)));
-                vt[2 * jj][0] = r4[0];
-                vt[2 * jj][1] = r4[1];
-                vt[2 * jj + 1][0] = r4[2];
-                vt[2 * jj + 1][1] = r4[3];
-            }
+            if constexpr (!PW) /* meanwhile V^T */
+                load_vt();
             rs_wait<0>(); /* X^T */
             wg_fence_acc(x);
             /* R^T = V^T diag(bt) - X^T diag(sk), tf32, as the A fragments of D^T = R^T T^T: k8 block j's
@@ -637,8 +648,9 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             unsigned ra[TB ? 4 : 8][4];
             /* one stage (PRE): the update's cf now, while no product reads shared memory, and the outputs' sq
                once D^T is done; loaded where they are used, they waited behind Y^T's and the update's operand
-               reads (H200, B=64 T=4096 5.57 -> 5.46-5.47 ms). The two-stage kernel keeps them there: at its 250
-               registers early loads spill (both loaded here: B=1 T=4096 122 -> 129 us; docs/PERF.md, session 24). */
+               reads (H200, B=64 T=4096 5.57 -> 5.46-5.47 ms). The two-stage kernel loads cf where it is used: at
+               its 250 registers early loads spill (both loaded here: B=1 T=4096 122 -> 129 us; docs/PERF.md, session
+               24); sq it loads just before S' is issued (session 31). */
             constexpr bool PRE = !PW && CL == 1;
             float2 cfv[8], sqv[8];
             if constexpr (PRE) {
@@ -711,6 +723,13 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                 da[kk][2] = sp_bf2(c1.x * d[8 * kk + 4], c1.y * d[8 * kk + 5]);
                 da[kk][3] = sp_bf2(c1.x * d[8 * kk + 6], c1.y * d[8 * kk + 7]);
             }
+            if constexpr (PW) { /* the outputs' sq before S' reads K (loaded after Y^T's wait, it waited behind those
+                                   reads: 9% of the chunk's stall samples; with sk, bt and cf early too, 56 bytes
+                                   spilled and no gain) */
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    sqv[j] = *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
+            }
             wg_fence();
             /* S' = gl S + (cf D^T) K (B: the k boxes MN-major, 16 tokens = 2048 bytes per k16) */
 #pragma unroll
@@ -727,7 +746,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             wg_fence_acc(y);
 #pragma unroll
             for (int j = 0; j < 8; j++) {
-                const float2 sq = PRE ? sqv[j] : *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
+                const float2 sq = PRE || PW ? sqv[j] : *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
                 y[4 * j] *= sq.x;
                 y[4 * j + 1] *= sq.y;
                 y[4 * j + 2] *= sq.x;
