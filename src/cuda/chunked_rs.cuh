@@ -53,8 +53,9 @@
  * The compute warps' instructions per chunk are the cost (one warp per scheduler, about 3 cycles each): the
  * descriptors are made once per chunk (rs_desc) and R^T is not rounded (session 15). A shared-memory load issued
  * while the products stream their operands waits behind them (ncu: 23% of the two-stage loop's stall samples at
- * such loads' first use, session 31), so that kernel loads V^T before X^T and sq before S' are issued. Every wgmma is kept out of
- * flight across branches (loop edges, mbarrier waits): ptxas otherwise serializes all of them (C7518).
+ * such loads' first use, session 31), so that kernel loads V^T before X^T and sq before S' are issued. Every
+ * wgmma is kept out of flight across branches (loop edges, mbarrier waits): ptxas otherwise serializes all of
+ * them (C7518).
  */
 #ifndef GDN_CUDA_CHUNKED_RS_CUH
 #define GDN_CUDA_CHUNKED_RS_CUH
@@ -606,8 +607,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             /* V^T in fragment order: matrix (j, hf) = tokens 8 j .., state rows 16 w + 8 hf ..; lane L addresses
                row L % 8 of matrix L / 8 of each x4 (two j, two hf). PW: before X^T is issued, so that the ldmatrix
                does not wait behind X^T's reads of shared memory (with the early sq below: H200 B=1 T=4096 110.1 ->
-               108.6 us, T=32768 723 -> 715; issued among X^T's products, its first use took 8% of the chunk's
-               stall samples; docs/PERF.md, session 31); the one-stage kernel, with no registers to spare, after */
+               108.6 us, T=32768 723 -> 715; issued among X^T's products, its first use took 6% of the chunk's
+               stall samples; docs/PERF.md, session 31); the one-stage kernel keeps it after (not measured early) */
             unsigned vt[8][2];
             auto load_vt = [&]() {
 #pragma unroll
@@ -653,6 +654,11 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                24); sq it loads just before S' is issued (session 31). */
             constexpr bool PRE = !PW && CL == 1;
             float2 cfv[8], sqv[8];
+            auto load_sq = [&]() {
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    sqv[j] = *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
+            };
             if constexpr (PRE) {
 #pragma unroll
                 for (int j = 0; j < 8; j++)
@@ -706,11 +712,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             }
             rs_wait<1>(); /* D^T */
             wg_fence_acc(d);
-            if constexpr (PRE) {
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    sqv[j] = *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
-            }
+            if constexpr (PRE)
+                load_sq();
             /* cf D^T (bf16, the update's A fragments: k16 block kk = tokens 16 kk ..), for the update;
                then D^T (tf32, the outputs' A fragments, as R^T's) and Y^T diag(sq) while it runs */
             unsigned da[4][4], dt[8][4];
@@ -723,13 +726,10 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                 da[kk][2] = sp_bf2(c1.x * d[8 * kk + 4], c1.y * d[8 * kk + 5]);
                 da[kk][3] = sp_bf2(c1.x * d[8 * kk + 6], c1.y * d[8 * kk + 7]);
             }
-            if constexpr (PW) { /* the outputs' sq before S' reads K (loaded after Y^T's wait, it waited behind those
-                                   reads: 9% of the chunk's stall samples; with sk, bt and cf early too, 56 bytes
-                                   spilled and no gain) */
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    sqv[j] = *(const float2 *)(st.sc + 2 * TC_C + 8 * j + 2 * t4);
-            }
+            if constexpr (PW) /* the outputs' sq before S' reads K (loaded after Y^T's wait, it waited behind those
+                                 reads: 9% of the chunk's stall samples; with sk, bt and cf early too, 56 bytes spilled
+                                 and no gain) */
+                load_sq();
             wg_fence();
             /* S' = gl S + (cf D^T) K (B: the k boxes MN-major, 16 tokens = 2048 bytes per k16) */
 #pragma unroll
