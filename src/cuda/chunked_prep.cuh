@@ -22,7 +22,8 @@
  *     scalars (warps 6-7, the query warps of fewest tiles); the 16 x 16 diagonal blocks' inverses (warps 0-3,
  *     in halves of 8: sp_invert_diag); T by the blockwise solve with the identity as right-hand side (a warp
  *     per 8-column strip, the identity made in registers, the strip's first block read off the diagonal
- *     inverse), each block of T stored to the workspace as it is solved.
+ *     inverse, the strip kept transposed so that every tf32 fragment is one ldmatrix), each block of T stored
+ *     to the workspace as it is solved.
  * At small batch (P.sp_flags) the same items run on a persistent grid of two 8-warp groups per CTA, each
  * item's flag set as it is done (chunk_split_prep_persistent_kernel; chunked_split.cuh, sp_item_flag).
  * Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
@@ -32,7 +33,10 @@
  * Before (session 12) the CTA staged P and T in shared memory and copied them out with generic index math, and
  * read operands by scalar loads; H200, B=8 T=4096 (ncu): 225M -> 203M instructions, 381 -> 355 us
  * (docs/PERF.md, session 13). Session 17 (L and P from prescaled products, the layout at compile time, the
- * inverses in halves of 8): 202M -> 149M instructions, 347 -> 291 us at the GPU's clocks.
+ * inverses in halves of 8): 202M -> 149M instructions, 347 -> 291 us at the GPU's clocks. Session 32 (the solve's
+ * fragments by ldmatrix instead of 6 scalar shared loads an mma): B=1 T=4096 108.5 -> 107.3 us, T=32768 718 ->
+ * 710, B=64 T=4096 -0.5 to -1%, because at B=1 the prep's rate paces the state pass (with the prep on 64 CTAs
+ * instead of 68, T=32768 takes 754 us instead of 715).
  *
  * Assumptions: chunk_split_ok's (bf16 or f16 rows of unit stride, 16-byte aligned; Dk <= 128, padded to DKP);
  * TC_THREADS = 256 threads per item (SP_GROUPS items per CTA in the persistent form); gate values giving decays
@@ -239,23 +243,36 @@ __device__ __forceinline__ void sp_invert_diag(const float *Lm, float *Tm, int b
             Tb[(8 * h + i) * TC_LDT + 8 * h + c] = tf32r(x[i]);
 }
 
+/* ldmatrix.x4 of 32-bit values: four 8 x 4 blocks of f32 (lane L giving the 16-byte row L % 8 of block L / 8), lane
+   (g, t4) receiving word t4 of row g of each (the bits moved as they are). */
+__device__ __forceinline__ void sp_ldsm4f(unsigned r[4], const float *p)
+{
+    sp_ldsm4(r, (const unsigned short *)p);
+}
+
 /* Warp w's 8-column strip n0 = 8 w of T = (I - L)^-1 (L strictly lower [C][TC_LDA], Tm the diagonal blocks'
    inverses [C][TC_LDT], both tf32), blockwise down from the strip's own block b0 = w / 2 (the rows above it are
    zero): block b0 is T_b0b0's columns, read off Tm; each block bk below, D_bk = T_bkbk (L_bk D), the sum over
-   the solved blocks (the identity is zero there). X ([C][ldx]) holds the solved blocks for the sums and each R_bk
-   for its product with T_bkbk; every block of the strip goes to the workspace's T block Tw as solved (sp_t_base of
-   LAYOUT), zeros above. */
+   the solved blocks (the identity is zero there). X holds the strip transposed ([C][LDX], row n0 + n = column n
+   of the strip: the warp's own 8 rows): the solved blocks for the sums and each R_bk for its product with
+   T_bkbk, so that every fragment is one ldmatrix (A: a 16 x 8 tile of L or of T_bkbk, rows of TC_LDA or TC_LDT
+   floats; B: two k-steps of the strip); every block of the strip goes to the workspace's T block Tw as solved
+   (sp_t_base of LAYOUT), zeros above. (Before session 32 each fragment was 4 or 2 scalar loads: 6 shared loads per
+   mma.) */
 template <int LDX, int LAYOUT>
 __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, float *X, float *Tw, int warp, int g,
                                            int t4)
 {
     constexpr int te = sp_t_step(LAYOUT);
-    const int n0 = 8 * warp, b0 = warp >> 1;
-    /* per-thread bases (offsets: constants and the block's rows): the A fragments of L and the inverses (row g,
-       column t4), the B fragments of X (row t4, column g of the strip), the accumulators (row g, column 2 t4) */
-    const float *La = Lm + g * TC_LDA + t4, *Ta = Tm + g * TC_LDT + t4, *Xb = X + t4 * LDX + n0 + g;
+    const int lane = threadIdx.x & 31, n0 = 8 * warp, b0 = warp >> 1;
+    /* per-lane ldmatrix rows: A tiles (row lane % 8 + 8 (lane / 8 % 2), columns + 4 (lane / 16)), the strip's two
+       k-steps (row n0 + lane % 8, columns + 4 (lane / 8)); the accumulators' stores (row g, column 2 t4 (+ 1) of
+       the block: X row n0 + 2 t4 (+ 1), column g) */
+    const int ar = (lane & 7) + 8 * ((lane >> 3) & 1), ac = 4 * (lane >> 4);
+    const float *La = Lm + ar * TC_LDA + ac, *Ta = Tm + ar * TC_LDT + ac;
+    const float *Xb = X + (n0 + (lane & 7)) * LDX + 4 * (lane >> 3);
     const float *Td = Tm + g * TC_LDT + 8 * (warp & 1) + 2 * t4; /* the strip's columns in block b0 */
-    float *Xs = X + g * LDX + n0 + 2 * t4;
+    float *Xs = X + (n0 + 2 * t4) * LDX + g;
     /* layout 3: T in bf16 in P's layout (sp_p_base: the pair (16 bk + g + 8 hf, 8 w + 2 t4 (+ 1)) at 32-bit word
        512 bk + 256 hf + 32 w + 4 g + t4), for the state pass's bf16 D^T = R^T T^T (GDN_PRECISION_BF16) */
     unsigned *Tb = (unsigned *)Tw + sp_p_base(2, 0, g, t4) + sp_p_j(2) * warp;
@@ -277,36 +294,36 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
         float d[4];
         if (bk == b0) { /* T_b0b0's columns */
 #pragma unroll
-            for (int q = 0; q < 4; q++)
-                d[q] = Td[(16 * bk + 8 * (q >> 1)) * TC_LDT + (q & 1)];
+            for (int hf = 0; hf < 2; hf++) {
+                const float2 x = *(const float2 *)(Td + (16 * bk + 8 * hf) * TC_LDT);
+                d[2 * hf] = x.x;
+                d[2 * hf + 1] = x.y;
+            }
         } else {
             float r[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-            for (int k0 = 0; k0 < 16 * bk; k0 += 8) /* L_bk D_k over the solved blocks */
-                if (k0 >= 16 * b0) {
-                    const unsigned a[4] = {__float_as_uint(La[16 * bk * TC_LDA + k0]),
-                                           __float_as_uint(La[(16 * bk + 8) * TC_LDA + k0]),
-                                           __float_as_uint(La[16 * bk * TC_LDA + k0 + 4]),
-                                           __float_as_uint(La[(16 * bk + 8) * TC_LDA + k0 + 4])};
-                    const unsigned bb[2] = {__float_as_uint(Xb[k0 * LDX]), __float_as_uint(Xb[(k0 + 4) * LDX])};
-                    mma_tf32(r, a, bb);
-                }
+#pragma unroll 1 /* (unrolled, the 80-register kernels spill 64 bytes) */
+            for (int kb = b0; kb < bk; kb++) { /* L_bk D_kb over the solved blocks, two k-steps a block */
+                unsigned xb[4], a0[4], a1[4];
+                sp_ldsm4f(xb, Xb + 16 * kb);
+                sp_ldsm4f(a0, La + 16 * bk * TC_LDA + 16 * kb);
+                sp_ldsm4f(a1, La + 16 * bk * TC_LDA + 16 * kb + 8);
+                mma_tf32(r, a0, xb);
+                mma_tf32(r, a1, xb + 2);
+            }
 #pragma unroll
             for (int q = 0; q < 4; q++)
-                Xs[(16 * bk + 8 * (q >> 1)) * LDX + (q & 1)] = tf32r(r[q]);
+                Xs[(q & 1) * LDX + 16 * bk + 8 * (q >> 1)] = tf32r(r[q]);
             __syncwarp();
 #pragma unroll
             for (int q = 0; q < 4; q++)
                 d[q] = 0.f;
-#pragma unroll
-            for (int kk = 0; kk < 16; kk += 8) { /* T_bkbk R_bk */
-                const unsigned a[4] = {__float_as_uint(Ta[16 * bk * TC_LDT + kk]),
-                                       __float_as_uint(Ta[(16 * bk + 8) * TC_LDT + kk]),
-                                       __float_as_uint(Ta[16 * bk * TC_LDT + kk + 4]),
-                                       __float_as_uint(Ta[(16 * bk + 8) * TC_LDT + kk + 4])};
-                const unsigned bb[2] = {__float_as_uint(Xb[(16 * bk + kk) * LDX]),
-                                        __float_as_uint(Xb[(16 * bk + kk + 4) * LDX])};
-                mma_tf32(d, a, bb);
+            { /* T_bkbk R_bk */
+                unsigned xb[4], a0[4], a1[4];
+                sp_ldsm4f(xb, Xb + 16 * bk);
+                sp_ldsm4f(a0, Ta + 16 * bk * TC_LDT);
+                sp_ldsm4f(a1, Ta + 16 * bk * TC_LDT + 8);
+                mma_tf32(d, a0, xb);
+                mma_tf32(d, a1, xb + 2);
             }
             __syncwarp();
         }
@@ -314,7 +331,7 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
 #pragma unroll
             for (int q = 0; q < 4; q++)
                 if (bk < 3)
-                    Xs[(16 * bk + 8 * (q >> 1)) * LDX + (q & 1)] = tf32r(d[q]);
+                    Xs[(q & 1) * LDX + 16 * bk + 8 * (q >> 1)] = tf32r(d[q]);
             Tb[512 * bk] = sp_bf2(d[0], d[1]);
             Tb[512 * bk + 256] = sp_bf2(d[2], d[3]);
         } else {
@@ -322,7 +339,7 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
             for (int q = 0; q < 4; q++) {
                 const float x = tf32r(d[q]);
                 if (bk < 3)
-                    Xs[(16 * bk + 8 * (q >> 1)) * LDX + (q & 1)] = x;
+                    Xs[(q & 1) * LDX + 16 * bk + 8 * (q >> 1)] = x;
                 Tw[1024 * bk + 512 * (q >> 1) + te * (q & 1)] = x;
             }
         }

@@ -40,7 +40,7 @@
 #define GDN_CUDA_CHUNKED_SPLIT_CUH
 
 #define SP_WSB (2 * TC_C * TC_C + 4 * TC_C + 4) /* workspace floats per chunk: T, P, sk, bt, sq, cf, gl (+3) */
-#define SP_LDX (TC_C + 8)                       /* the solve's rows (T being formed) */
+#define SP_LDX (TC_C + 4)                       /* the solve's strips, transposed (ldmatrix rows hit 32 banks) */
 #define SP_LDV16 (TC_R + 8)                     /* a stage's v tile rows (16-bit) */
 #define SP_LDP (TC_C + 8) /* a stage's P rows: the 8-byte (row g, columns 2t, 2t + 1) reads hit 32 banks */
 #define SP_LDD (TC_R + 4) /* D rows: the (rows 2t, 2t + 1, column g) reads hit 32 banks */
