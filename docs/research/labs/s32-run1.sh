@@ -3,6 +3,10 @@
 # s32 change: s32-prep-solve-ldmatrix.patch + s32-prep-publish-gen-once.patch), the publish without its generation
 # read alone (pub), and ls2 with session 31's lf (ls2lf: -DGDN_LAB_LF=1 of s31-state-pass-cf-and-fence.patch);
 # base = a0c7e8a's kernels (b4dc48f's object is the same). Logs under $OUT.
+# Builds (lab_build.sh, then packed: mkdir -p /tmp/pk/N && cp /tmp/labs/N/{gdn,bench_cuda,test_cuda} /tmp/pk/N/ &&
+# tar -C /tmp/pk -cJf .cubin/N.txz N): base = b4dc48f's tree ("" ""); lso = c044ee7's tree (the merged solve);
+# pub = b4dc48f + s32-prep-publish-gen-once.patch; ls2 = c044ee7 + that patch; ls2lf = ls2 + s31-state-pass-cf-and-
+# fence.patch with -DGDN_LAB_LF=1; nd2 = c044ee7 + s32-prep-norms-from-diagonals.patch (nd: its Q Q^T loop unrolled 2).
 set -u
 L=/tmp/L; mkdir -p "$L"; for l in base ls2 pub ls2lf; do tar -C "$L" -xJf .cubin/$l.txz; done
 for l in ls2 pub ls2lf; do echo "== $l test_cuda rs"; timeout 60 $L/$l/test_cuda rs > "$OUT/${l}_rs.log" 2>&1; echo "rc=$?"

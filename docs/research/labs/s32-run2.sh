@@ -3,6 +3,10 @@
 # against ls2 (the solve and the publish without its generation read) and base; then the overlapped prep on fewer
 # CTAs (GDN_CUDA_PREP_CTAS, default 68 = the SMs the state pass leaves) with base and ls2: does a slower prep slow
 # the state pass less? Logs under $OUT.
+# Builds (lab_build.sh, then packed: mkdir -p /tmp/pk/N && cp /tmp/labs/N/{gdn,bench_cuda,test_cuda} /tmp/pk/N/ &&
+# tar -C /tmp/pk -cJf .cubin/N.txz N): base = b4dc48f's tree ("" ""); lso = c044ee7's tree (the merged solve);
+# pub = b4dc48f + s32-prep-publish-gen-once.patch; ls2 = c044ee7 + that patch; ls2lf = ls2 + s31-state-pass-cf-and-
+# fence.patch with -DGDN_LAB_LF=1; nd2 = c044ee7 + s32-prep-norms-from-diagonals.patch (nd: its Q Q^T loop unrolled 2).
 set -u
 L=/tmp/L; mkdir -p "$L"; for l in base ls2 lso; do tar -C "$L" -xJf .cubin/$l.txz; done
 echo "== lso test_cuda rs"; timeout 60 $L/lso/test_cuda rs > "$OUT/lso_rs.log" 2>&1; echo "rc=$?"

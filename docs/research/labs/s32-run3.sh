@@ -3,6 +3,10 @@
 # diagonal tiles (K K^T's own, Q Q^T's by the warps of fewest tiles) instead of the A fragments; nd2 = nd with the
 # Q Q^T loop rolled (the 80-register kernels spill 8 bytes instead of 40); against lso and base. nd2's checks
 # (rs, quick, memcheck rs, racecheck rs), then the times. Logs under $OUT.
+# Builds (lab_build.sh, then packed: mkdir -p /tmp/pk/N && cp /tmp/labs/N/{gdn,bench_cuda,test_cuda} /tmp/pk/N/ &&
+# tar -C /tmp/pk -cJf .cubin/N.txz N): base = b4dc48f's tree ("" ""); lso = c044ee7's tree (the merged solve);
+# pub = b4dc48f + s32-prep-publish-gen-once.patch; ls2 = c044ee7 + that patch; ls2lf = ls2 + s31-state-pass-cf-and-
+# fence.patch with -DGDN_LAB_LF=1; nd2 = c044ee7 + s32-prep-norms-from-diagonals.patch (nd: its Q Q^T loop unrolled 2).
 set -u
 L=/tmp/L; mkdir -p "$L"; for l in base lso nd nd2; do tar -C "$L" -xJf .cubin/$l.txz; done
 echo "== nd2 test_cuda rs"; timeout 60 $L/nd2/test_cuda rs > "$OUT/nd2_rs.log" 2>&1; echo "rc=$?"
