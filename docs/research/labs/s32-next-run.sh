@@ -18,6 +18,8 @@
 #   docs/research/labs/lab_build.sh bes s32-prep-ndi-and-beside.patch -DGDN_LAB_BESIDE=1
 #   for l in base ndi ndilf bes; do mkdir -p /tmp/pk/$l && cp /tmp/labs/$l/{gdn,bench_cuda,test_cuda} /tmp/pk/$l/ &&
 #       tar -C /tmp/pk -cJf .cubin/$l.txz $l; done
+# Built and packed in session 32 (.cubin/{base,ndi,ndilf,bes}.txz, base = e915597's tree): ptxas, ndi's persistent prep
+# 127-128 registers, no spills (the per-item kernels as base's); ndilf's state pass at most 250, no spills.
 # Then on the device (carry .cubin): bash docs/research/labs/s32-next-run.sh   (about 7 minutes; logs under $OUT)
 set -u
 L=/tmp/L; mkdir -p "$L"; for l in base ndi ndilf bes; do tar -C "$L" -xJf .cubin/$l.txz; done
