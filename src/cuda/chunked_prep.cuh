@@ -29,7 +29,8 @@
  * Two barriers per value head. T and P go to the workspace in the layout of the state pass that reads them
  * (P.split_wg, sp_t_base): T, P f32 (tf32-rounded) for layouts 0 and 1; T f32 permuted and P bf16 for layout 2.
  * Shared memory per item (Dk <= 128): the raw rows (34 KB), with L and the solve's blocks over them once the
- * products are made, the diagonal inverses [C][TC_LDT] and six scalar rows: 41.5 KB (72 KB before session 17).
+ * products are made, the diagonal inverses [C][TC_LDT] and six scalar rows: 40.5 KB (72 KB before session 17,
+ * 41.5 before session 32's transposed solve rows).
  * Before (session 12) the CTA staged P and T in shared memory and copied them out with generic index math, and
  * read operands by scalar loads; H200, B=8 T=4096 (ncu): 225M -> 203M instructions, 381 -> 355 us
  * (docs/PERF.md, session 13). Session 17 (L and P from prescaled products, the layout at compile time, the
