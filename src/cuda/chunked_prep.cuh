@@ -36,7 +36,7 @@
  * (docs/PERF.md, session 13). Session 17 (L and P from prescaled products, the layout at compile time, the
  * inverses in halves of 8): 202M -> 149M instructions, 347 -> 291 us at the GPU's clocks. Session 32 (the solve's
  * fragments by ldmatrix instead of 6 scalar shared loads an mma): B=1 T=4096 108.5 -> 107.3 us, T=32768 718 ->
- * 710, B=64 T=4096 -0.5 to -1%, because at B=1 the prep's rate paces the state pass (with the prep on 64 CTAs
+ * 710, B=64 T=4096 -0.7 to -1.6% (three rounds), because at B=1 the prep's rate paces the state pass (with the prep on 64 CTAs
  * instead of 68, T=32768 takes 754 us instead of 715).
  *
  * Assumptions: chunk_split_ok's (bf16 or f16 rows of unit stride, 16-byte aligned; Dk <= 128, padded to DKP);
