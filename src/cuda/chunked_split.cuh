@@ -880,16 +880,16 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     if (e != cudaSuccess)
         return e;
     p.early_trigger = 0;
-    /* GDN_CUDA_PREP_OVERLAP=4 (a measurement switch, dense calls without batch.num_tokens, where every item is
-       waited for): the state pass first, and the per-item prep (chunk_split_prep_flat_kernel) as its programmatic
-       dependent on the SMs the state pass leaves, its shared memory padded so that none fits beside a state CTA
-       (76 KB with the two-stage state pass's 150 KB), which leaves room for two on each free SM, not three
-       (3 x 77 KB > 228 KB; session 33's trace: about 124 items in flight). The persistent prep did about 0.18
-       items per us and SM beside the state pass (session 13) against the per-item kernel's 0.22 alone (session
-       26; docs/PERF.md). Run in session 27 (three groups in the default order then): T=4096 113.9 against 117.0-117.5 us, T=32768 776 against 787-794; but it needs the dependent
-       to run beside the state pass, which CUDA does not promise: under compute-sanitizer memcheck `test_cuda rs`
-       did not end in 150 s (the state pass's waits run out one by one), so it cannot be a default. The default
-       order's two-group prep is faster (109.8 us at T=4096, 723 at T=32768). */
+    /* GDN_CUDA_PREP_OVERLAP=4 (a measurement switch, dense calls without batch.num_tokens, where every item is waited
+       for): the state pass first, and the per-item prep (chunk_split_prep_flat_kernel) as its programmatic dependent on
+       the SMs the state pass leaves, its shared memory padded so that none fits beside a state CTA (76 KB with the
+       two-stage state pass's 150 KB), which leaves room for two on each free SM, not three (3 x 77 KB > 228 KB; session
+       33's trace: about 124 items in flight). The persistent prep did about 0.18 items per us and SM beside the state
+       pass (session 13) against the per-item kernel's 0.22 alone (session 26; docs/PERF.md). Run in session 27 (three
+       groups in the default order then): T=4096 113.9 against 117.0-117.5 us, T=32768 776 against 787-794; but it needs
+       the dependent to run beside the state pass, which CUDA does not promise: under compute-sanitizer memcheck
+       `test_cuda rs` did not end in 150 s (the state pass's waits run out one by one), so it cannot be a default. The
+       default order's two-group prep is faster (109.8 us at T=4096, 723 at T=32768). */
     const bool sfirst = ovl && p.prep_overlap == 4 && !p.cu && !p.num_tokens;
     if (p.prep_overlap == 4 && !sfirst) /* the kernels' default order (the state pass waits on nothing) */
         p.prep_overlap = 1;
