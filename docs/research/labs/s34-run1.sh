@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 34, run 2 (device; carry .cubin with base.txz from lab_build.sh base "" "" packed as in s33-next-run.sh):
+# Session 34 (device; carry .cubin with base.txz from lab_build.sh base "" "" packed as in s33-next-run.sh):
 # gdn bench at B=1 T=512/1024/4096 under the tuning switches (no build), and ncu of each kernel alone.
 set -u
 L=/tmp/L; mkdir -p $L; tar -C $L -xJf .cubin/base.txz

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 34, run 3 (device; carry .cubin): the early wait (ew = lab_build.sh ew s34-state-pass-early-wait.patch -DGDN_LAB_EW=1)
+# Session 34 (device; carry .cubin): the early wait (ew = lab_build.sh ew s34-state-pass-early-wait.patch -DGDN_LAB_EW=1)
 # against base: rs (and rs with GDN_CUDA_PREP_OVERLAP=0, whose one FAIL is the test asserting no overlap was asked for), gdn bench, bench_cuda, quick.
 set -u
 L=/tmp/L; mkdir -p $L; for l in base ew; do tar -C $L -xJf .cubin/$l.txz; done

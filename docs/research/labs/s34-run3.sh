@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 34, run 4 (device; carry .cubin): the per-item prep at two CTAs per SM (p2 = lab_build.sh p2 "" -DSP_PER_SM=2:
+# Session 34 (device; carry .cubin): the per-item prep at two CTAs per SM (p2 = lab_build.sh p2 "" -DSP_PER_SM=2:
 # 116 registers, no spills) against base at the calls that run it in one wave.
 set -u
 L=/tmp/L; mkdir -p $L; for l in base p2; do tar -C $L -xJf .cubin/$l.txz; done

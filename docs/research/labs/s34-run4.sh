@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 34, run 5 (device; carry .cubin with main.txz = the tree's build/gdn, tests/test_cuda, tests/bench_cuda; base, bw, pt
+# Session 34 (device; carry .cubin with main.txz = the tree's build/gdn, tests/test_cuda, tests/bench_cuda; base, bw, pt
 # from lab_build.sh): the test fix under GDN_CUDA_PREP_OVERLAP=0, and the end read wait (bw) and prefetched tensor maps (pt).
 set -u
 L=/tmp/L; mkdir -p $L; for l in main base bw pt; do tar -C $L -xJf .cubin/$l.txz; done; M=$L/main
