@@ -8,12 +8,14 @@
 // shared memory, clock64 before the first product, after the last is issued, and after the wait:
 //   mode 0: gdn's X^T form: A from registers, each descriptor made from the stage's address (alternating between
 //           two stages by the loop counter, as c % 2) per product, scale-d from a register (setp per product);
-//   mode 1: descriptors from one base made before the loop plus a constant offset each, scale-d constant;
+//   mode 1: descriptors from one base made before the loop plus a constant offset each and the stage's offset
+//           (it & 1, as mode 0 alternates), scale-d constant;
 //   mode 2: mode 0's descriptors, scale-d constant;
 //   mode 3: mode 1's descriptors, scale-d from a register;
-//   mode 4: both operands by descriptor (the SS form), mode 1's descriptors;
+//   mode 4: both operands by descriptor (the SS form), mode 1's descriptors (A's without the stage's offset);
 //   mode 5: 4 m64n128k16 (the update's shape), mode 0's form;
-//   mode 6: mode 0 with the loop unrolled by the two stages (each stage's offsets compile-time constants).
+//   mode 6: mode 0 with the body once per stage (each stage's offsets compile-time constants: the only mode whose
+//           descriptors are the base plus constants alone).
 // Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -o wgmma_issue s34-wgmma-issue.cu
 // Run: ./wgmma_issue (one line per mode: issue and total cycles per iteration, medians over 9 launches), then
 // cuobjdump -sass wgmma_issue | grep -cE "R2UR|HGMMA" per mode to tie the cycles to the instructions.
