@@ -2,7 +2,7 @@
 # Session 35's lab for the next session (built and compile-checked here, not run: the device time was spent).
 #   vb = s35-state-pass-vb-helpers.patch -DGDN_LAB_VB=1: three helper warps write each landed stage's V^T diag(bt)
 #   in f32, so the B=1 state pass's compute warps make R^T by one FFMA an element (about 60 of their 603
-#   instructions a chunk fewer, all on the chain between X^T's wait and D^T's issue; precision unchanged).
+#   instructions a chunk fewer by a reading of the source, all on the chain between X^T's wait and D^T's issue; precision unchanged).
 #   Session 15 found the chunk's time follows the compute warps' instruction count (4-7% per 96 instructions),
 #   session 31 that the same kind of helper (a warp rescaling each stage, sgw) lost 3% to its extra wait: this
 #   asks which wins here. 248 registers, no spills, no C7518, 256 threads, about 186 KB of shared memory.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # session 35: small-T choices: overlap forced (2) and the prep per key head (SHARE=1) or per value head (0)
 L=/tmp/L; mkdir -p $L; tar -C $L -xJf .cubin/early.txz; E=$L/early  # early.txz: gdn, bench_cuda, test_cuda of a Release build of the tree with s35-split-early.patch
- export GDN_CUDA_SPLIT_EARLY=0
+export GDN_CUDA_SPLIT_EARLY=0
 for T in 256 512 1024; do
   for cfg in "1 -1" "2 -1" "2 1" "2 0" "1 1" "1 0"; do set -- $cfg
     r=""; for rep in 1 2; do
