@@ -990,10 +990,18 @@ static void test_commands(void)
     /* a small bench case with the JSON output */
     expect(run_gdn("bench --json --B 1 --T 3 --Hk 1 --Hv 2 --Dk 16 --Dv 16 --reps 3") == 0 &&
                strstr(g_out, "\"op\":\"prefill\"") && strstr(g_out, "\"rel_err\":") &&
-               strstr(g_out, "\"fma_peak_gflops\":") && strstr(g_out, "\"ok\":true"),
-           "bench_json", "gdn bench --json single case");
+               strstr(g_out, "\"fma_peak_gflops\":") && strstr(g_out, "\"qk_l2norm\":true") &&
+               strstr(g_out, "\"ok\":true"),
+           "bench_json", "gdn bench --json single case (q, k L2-normalised in the kernel by default)");
     if (!strstr(g_out, "\"ok\":true"))
         fprintf(stderr, "bench stdout: %s\nstderr: %s\n", g_out, g_err);
+    /* --no-qk-l2norm: the convention without the norms, checked against the reference the same way */
+    expect(run_gdn("bench --json --no-qk-l2norm --B 1 --T 3 --Hk 1 --Hv 2 --Dk 16 --Dv 16 --reps 3") == 0 &&
+               strstr(g_out, "\"qk_l2norm\":false") && strstr(g_out, "\"ok\":true"),
+           "bench_no_l2", "gdn bench --no-qk-l2norm");
+    expect(run_gdn("bench --B 1 --T 1 --Hk 1 --Hv 2 --Dk 16 --Dv 16 --reps 3") == 0 &&
+               strstr(g_out, "q and k L2-normalised in the kernel") && strstr(g_out, " ok"),
+           "bench_table_l2", "gdn bench's table names the norm convention");
     expect_error("bench_targets_json", "bench --targets --json", 2, "--targets", NULL);
     /* gdn spec: a short self-checking loop (both rollback methods agree with plain decoding) */
     expect(run_gdn("spec --B 2 --K 3 --steps 3 --threads 2") == 0 && strstr(g_out, "capture") &&

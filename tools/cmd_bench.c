@@ -69,12 +69,13 @@ void cmd_bench_help(void)
         "usage: gdn bench [options]\n"
         "\n"
         "With no options: the default suite on the layer shape of Qwen3.6-35B-A3B (Hk=16, Hv=32,\n"
-        "Dk=Dv=128), bf16 activations, f32 state, on the best backend: decode B=1 and B=8, verify\n"
-        "B=1 T=4 with capture, prefill B=1 T=512 and T=4096. Each case is warmed up, timed over\n"
-        "repeated runs (median), and checked against the float64 reference. The machine's f32 FMA\n"
-        "rate and memory bandwidth are measured in the same run; the table gives each case's\n"
-        "fraction of them. FLOPs = 7*Dk*Dv per token and value head; bytes = f32 state read and\n"
-        "written + inputs read once + output written once (+ captured states).\n"
+        "Dk=Dv=128), bf16 activations, f32 state, the gate in log form and q, k L2-normalised in\n"
+        "the kernel (as the Qwen3-Next, 3.5 and 3.6 layers call it), on the best backend: decode\n"
+        "B=1 and B=8, verify B=1 T=4 with capture, prefill B=1 T=512 and T=4096. Each case is\n"
+        "warmed up, timed over repeated runs (median), and checked against the float64 reference.\n"
+        "The machine's f32 FMA rate and memory bandwidth are measured in the same run; the table\n"
+        "gives each case's fraction of them. FLOPs = 7*Dk*Dv per token and value head; bytes = f32\n"
+        "state read and written + inputs read once + output written once (+ captured states).\n"
         "\n"
         "options:\n"
         "  --json                  one JSON object per case per line on stdout (no table)\n"
@@ -93,7 +94,7 @@ void cmd_bench_help(void)
         "                                has avx512_bf16, tensor cores on CUDA with every product in\n"
         "                                bf16, the solve's too)\n"
         "  --reps N                timed repetitions per case (default: about 1-2 s per case)\n"
-        "  --warm                  decode/verify: reuse one state pool (cache-resident when it fits)\n"
+        "  --warm                  decode/verify: reuse one state pool (cache-resident when it fits)\n"        "  --no-qk-l2norm          q and k as given, not L2-normalised in the kernel\n"
         "  --targets               the CPU speed targets instead of the suite (f32 activations): decode\n"
         "                          B=1 state in cache, decode B=64 vs bandwidth, verify T=4 B=64 vs\n"
         "                          decode, prefill T=4096 chunked vs the FMA peak, bf16 products vs\n"
@@ -109,12 +110,12 @@ void cmd_bench_help(void)
 
 enum {
     O_JSON, O_MODEL, O_B, O_T, O_HK, O_HV, O_DK, O_DV, O_CAPTURE, O_DTYPE, O_THREADS, O_ISA, O_BACKEND, O_ALGO,
-    O_REPS, O_WARM, O_PRECISION, O_TARGETS
+    O_REPS, O_WARM, O_PRECISION, O_TARGETS, O_NO_L2
 };
 static const tool_opt bench_options[] = {
     {"--json", 0}, {"--model", 1}, {"--B", 1}, {"--T", 1}, {"--Hk", 1}, {"--Hv", 1}, {"--Dk", 1}, {"--Dv", 1},
     {"--capture", 0}, {"--dtype", 1}, {"--threads", 1}, {"--isa", 1}, {"--backend", 1}, {"--algo", 1},
-    {"--reps", 1}, {"--warm", 0}, {"--precision", 1}, {"--targets", 0}, {NULL, 0}};
+    {"--reps", 1}, {"--warm", 0}, {"--precision", 1}, {"--targets", 0}, {"--no-qk-l2norm", 0}, {NULL, 0}};
 
 typedef struct bench_opts {
     int json;
@@ -130,6 +131,7 @@ typedef struct bench_opts {
     int reps; /* 0 = automatic */
     int warm;
     int targets;
+    int no_l2; /* --no-qk-l2norm: q and k as given (problem.qk_l2norm = 0) */
 } bench_opts;
 
 typedef struct bench_case {
@@ -664,9 +666,9 @@ static void print_json(const bench_env *env, const bench_case *c, const bench_re
     double sec = r->median_us * 1e-6;
     const char *algo, *kernel = case_kernel(env, c, &algo);
     printf("{\"op\":\"%s\",\"backend\":\"%s\",\"algo\":\"%s\",\"dtype\":\"%s\",\"out_dtype\":\"%s\","
-           "\"state_dtype\":\"f32\",\"isa\":\"%s\",\"kernel\":\"%s\",\"model\":\"%s\"",
+           "\"state_dtype\":\"f32\",\"qk_l2norm\":%s,\"isa\":\"%s\",\"kernel\":\"%s\",\"model\":\"%s\"",
            c->op, env->cuda ? "cuda" : "cpu", algo, tool_dtype_names[p->dtype], tool_dtype_names[p->out_dtype],
-           gdn_isa_name(gdn_context_isa(env->ctx)), kernel, env->model_name);
+           p->qk_l2norm ? "true" : "false", gdn_isa_name(gdn_context_isa(env->ctx)), kernel, env->model_name);
     printf(",\"B\":%lld,\"T\":%lld,\"Hk\":%d,\"Hv\":%d,\"Dk\":%d,\"Dv\":%d,\"capture\":%s,\"threads\":%d,\"reps\":%d,"
            "\"state_pools\":%d",
            (long long)c->B, (long long)c->T, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
@@ -708,9 +710,9 @@ static void print_json(const bench_env *env, const bench_case *c, const bench_re
 static void print_header(const bench_env *env, int pools_note)
 {
     const gdn_problem *p = &env->p;
-    printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32\n",
+    printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32, %s\n",
            gdn_version_string(), env->model_name, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
-           tool_dtype_names[p->dtype]);
+           tool_dtype_names[p->dtype], p->qk_l2norm ? "q and k L2-normalised in the kernel" : "q and k as given");
     gdn_problem pc = *p;
     pc.algo = GDN_ALGO_CHUNKED;
     printf("backend cpu, isa %s, kernels %s (token loop) and %s (chunked, precision %s), algo %s%s, %d threads\n",
@@ -893,9 +895,9 @@ static int bench_cuda(bench_env *env, const bench_opts *o, const bench_case *cas
     env->mem.gbytes_per_s = rate / 1e9;
     if (!o->json) {
         const gdn_problem *p = &env->p;
-        printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32\n",
+        printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32, %s\n",
                gdn_version_string(), env->model_name, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
-               tool_dtype_names[p->dtype]);
+               tool_dtype_names[p->dtype], p->qk_l2norm ? "q and k L2-normalised in the kernel" : "q and k as given");
         gdn_problem pc = *p;
         pc.algo = GDN_ALGO_CHUNKED;
         printf("backend cuda: %s, kernels %s (token loop) and %s (chunked, precision %s), algo %s%s, state pools "
@@ -1056,6 +1058,9 @@ int cmd_bench(int argc, char **argv)
         case O_WARM:
             o.warm = 1;
             break;
+        case O_NO_L2:
+            o.no_l2 = 1;
+            break;
         default:
             break;
         }
@@ -1090,6 +1095,7 @@ int cmd_bench(int argc, char **argv)
     env.p.gate_dtype = GDN_DTYPE_F32;
     env.p.state_dtype = GDN_DTYPE_F32;
     env.p.gate = GDN_GATE_LOG;
+    env.p.qk_l2norm = !o.no_l2; /* as the Qwen3-Next / 3.5 / 3.6 layers call it (HF, fla, vLLM) */
     env.p.algo = o.algo;
     env.p.precision = o.precision;
 
