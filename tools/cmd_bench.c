@@ -94,7 +94,8 @@ void cmd_bench_help(void)
         "                                has avx512_bf16, tensor cores on CUDA with every product in\n"
         "                                bf16, the solve's too)\n"
         "  --reps N                timed repetitions per case (default: about 1-2 s per case)\n"
-        "  --warm                  decode/verify: reuse one state pool (cache-resident when it fits)\n"        "  --no-qk-l2norm          q and k as given, not L2-normalised in the kernel\n"
+        "  --warm                  decode/verify: reuse one state pool (cache-resident when it fits)\n"
+        "  --no-qk-l2norm          q and k as given, not L2-normalised in the kernel\n"
         "  --targets               the CPU speed targets instead of the suite (f32 activations): decode\n"
         "                          B=1 state in cache, decode B=64 vs bandwidth, verify T=4 B=64 vs\n"
         "                          decode, prefill T=4096 chunked vs the FMA peak, bf16 products vs\n"
@@ -707,12 +708,19 @@ static void print_json(const bench_env *env, const bench_case *c, const bench_re
     fflush(stdout);
 }
 
-static void print_header(const bench_env *env, int pools_note)
+/* The table's first line, both backends: the layer, the types and the norm convention. */
+static void print_layer_line(const bench_env *env)
 {
     const gdn_problem *p = &env->p;
     printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32, %s\n",
            gdn_version_string(), env->model_name, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
            tool_dtype_names[p->dtype], p->qk_l2norm ? "q and k L2-normalised in the kernel" : "q and k as given");
+}
+
+static void print_header(const bench_env *env, int pools_note)
+{
+    const gdn_problem *p = &env->p;
+    print_layer_line(env);
     gdn_problem pc = *p;
     pc.algo = GDN_ALGO_CHUNKED;
     printf("backend cpu, isa %s, kernels %s (token loop) and %s (chunked, precision %s), algo %s%s, %d threads\n",
@@ -895,9 +903,7 @@ static int bench_cuda(bench_env *env, const bench_opts *o, const bench_case *cas
     env->mem.gbytes_per_s = rate / 1e9;
     if (!o->json) {
         const gdn_problem *p = &env->p;
-        printf("gdn bench %s: %s layer (Hk=%d Hv=%d Dk=%d Dv=%d), q/k/v/out %s, g/beta f32, state f32, %s\n",
-               gdn_version_string(), env->model_name, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
-               tool_dtype_names[p->dtype], p->qk_l2norm ? "q and k L2-normalised in the kernel" : "q and k as given");
+        print_layer_line(env);
         gdn_problem pc = *p;
         pc.algo = GDN_ALGO_CHUNKED;
         printf("backend cuda: %s, kernels %s (token loop) and %s (chunked, precision %s), algo %s%s, state pools "

@@ -1,5 +1,5 @@
 #!/bin/bash
-# session 36: gdn bench with q, k L2-normalised in the kernel (the new default) against --no-qk-l2norm (the old bench convention); carry build/gdn (a Release build of 95a675b) and .cubin
+# session 36: gdn bench with q, k L2-normalised in the kernel (the new default) against --no-qk-l2norm (the old bench convention); carry build/gdn (a Release build of 95a675b)
 set -u
 G=build/gdn
 $G bench --backend cuda > $OUT/suite.txt 2>&1; echo "suite rc=$?"; cat $OUT/suite.txt | grep -E "^(op|decode|verify|prefill|gdn bench|device)"
