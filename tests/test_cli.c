@@ -1034,6 +1034,7 @@ static void test_commands(void)
             fprintf(stderr, "spec --backend cuda stdout: %s\nstderr: %s\n", g_out, g_err);
     }
     expect_error("bench_cuda_threads", "bench --backend cuda --threads 2", 2, "--threads", NULL);
+    expect_error("bench_cpu_idle", "bench --idle-replays --B 1 --T 1", 2, "--idle-replays", NULL);
     /* --backend cuda: a clean error without a device; with one, a small checked case per op */
     {
         const char *a = "bench --backend cuda --json --B 2 --T 1 --Hk 1 --Hv 2 --Dk 16 --Dv 16 --reps 3";
@@ -1043,8 +1044,13 @@ static void test_commands(void)
             expect(count_lines(g_err) == 1 && strstr(g_err, "--backend cuda"), "bench_cuda",
                    "one stderr line naming --backend cuda");
         } else {
-            expect(rc == 0 && strstr(g_out, "\"backend\":\"cuda\"") && strstr(g_out, "\"ok\":true"), "bench_cuda",
-                   "gdn bench --backend cuda decode");
+            expect(rc == 0 && strstr(g_out, "\"backend\":\"cuda\"") && strstr(g_out, "\"ok\":true") &&
+                       strstr(g_out, "\"replays\":\"back_to_back\""),
+                   "bench_cuda", "gdn bench --backend cuda decode (replays back to back by default)");
+            expect(run_gdn("bench --backend cuda --json --idle-replays --B 2 --T 1 --Hk 1 --Hv 2 --Dk 16 --Dv 16 "
+                           "--reps 3") == 0 &&
+                       strstr(g_out, "\"replays\":\"idle\"") && strstr(g_out, "\"ok\":true"),
+                   "bench_cuda", "gdn bench --backend cuda --idle-replays");
             expect(run_gdn("bench --backend cuda --json --B 2 --T 5 --capture --Hk 1 --Hv 3 --Dk 32 --Dv 16 --reps 3") ==
                            0 && strstr(g_out, "\"ok\":true"),
                    "bench_cuda", "gdn bench --backend cuda verify with capture");

@@ -96,6 +96,9 @@ void cmd_bench_help(void)
         "  --reps N                timed repetitions per case (default: about 1-2 s per case)\n"
         "  --warm                  decode/verify: reuse one state pool (cache-resident when it fits)\n"
         "  --no-qk-l2norm          q and k as given, not L2-normalised in the kernel\n"
+        "  --idle-replays          cuda: time each graph replay from an idle GPU (the stream synchronized\n"
+        "                          first, so the host's launch latency is counted; by default replays are\n"
+        "                          queued back to back and each is timed between the events around it)\n"
         "  --targets               the CPU speed targets instead of the suite (f32 activations): decode\n"
         "                          B=1 state in cache, decode B=64 vs bandwidth, verify T=4 B=64 vs\n"
         "                          decode, prefill T=4096 chunked vs the FMA peak, bf16 products vs\n"
@@ -111,12 +114,13 @@ void cmd_bench_help(void)
 
 enum {
     O_JSON, O_MODEL, O_B, O_T, O_HK, O_HV, O_DK, O_DV, O_CAPTURE, O_DTYPE, O_THREADS, O_ISA, O_BACKEND, O_ALGO,
-    O_REPS, O_WARM, O_PRECISION, O_TARGETS, O_NO_L2
+    O_REPS, O_WARM, O_PRECISION, O_TARGETS, O_NO_L2, O_IDLE
 };
 static const tool_opt bench_options[] = {
     {"--json", 0}, {"--model", 1}, {"--B", 1}, {"--T", 1}, {"--Hk", 1}, {"--Hv", 1}, {"--Dk", 1}, {"--Dv", 1},
     {"--capture", 0}, {"--dtype", 1}, {"--threads", 1}, {"--isa", 1}, {"--backend", 1}, {"--algo", 1},
-    {"--reps", 1}, {"--warm", 0}, {"--precision", 1}, {"--targets", 0}, {"--no-qk-l2norm", 0}, {NULL, 0}};
+    {"--reps", 1}, {"--warm", 0}, {"--precision", 1}, {"--targets", 0}, {"--no-qk-l2norm", 0},
+    {"--idle-replays", 0}, {NULL, 0}};
 
 typedef struct bench_opts {
     int json;
@@ -133,6 +137,7 @@ typedef struct bench_opts {
     int warm;
     int targets;
     int no_l2; /* --no-qk-l2norm: q and k as given (problem.qk_l2norm = 0) */
+    int idle;  /* --idle-replays: each CUDA graph replay timed from an idle GPU */
 } bench_opts;
 
 typedef struct bench_case {
@@ -438,7 +443,7 @@ static void run_case_cuda(const bench_env *env, const bench_case *c, bench_resul
         res->ok = 0;
         goto done;
     }
-    if (tool_dev_time_graph(env->stream, graph_call_fn, &gc, npools, 1, 1, &est)) {
+    if (tool_dev_time_graph(env->stream, graph_call_fn, &gc, npools, 1, 1, 1, &est)) {
         snprintf(res->error, sizeof res->error, "%s%s%s", tool_dev_error(), gdn_last_error(env->ctx)[0] ? ": " : "",
                  gdn_last_error(env->ctx));
         res->ok = 0;
@@ -448,7 +453,7 @@ static void run_case_cuda(const bench_env *env, const bench_case *c, bench_resul
     if (env->o->reps <= 0)
         reps = reps < 20 ? 20 : reps > 200 ? 200 : reps;
     us = (double *)malloc((size_t)reps * sizeof *us);
-    if (!us || tool_dev_time_graph(env->stream, graph_call_fn, &gc, npools, 20, reps, us)) {
+    if (!us || tool_dev_time_graph(env->stream, graph_call_fn, &gc, npools, 20, reps, env->o->idle, us)) {
         snprintf(res->error, sizeof res->error, "%s", us ? tool_dev_error() : "out of memory");
         res->ok = 0;
         goto done;
@@ -674,6 +679,8 @@ static void print_json(const bench_env *env, const bench_case *c, const bench_re
            "\"state_pools\":%d",
            (long long)c->B, (long long)c->T, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
            c->capture ? "true" : "false", gdn_context_num_threads(env->ctx), r->reps, r->pools);
+    if (env->cuda)
+        printf(",\"replays\":\"%s\"", env->o->idle ? "idle" : "back_to_back");
     json_num("median_us", r->ran ? r->median_us : NAN);
     json_num("min_us", r->ran ? r->min_us : NAN);
     json_num("tokens_per_s", r->ran ? (double)(c->B * c->T) / sec : NAN);
@@ -898,7 +905,7 @@ static int bench_cuda(bench_env *env, const bench_opts *o, const bench_case *cas
     env->cuda = 1;
     tool_dev_name(env->device, sizeof env->device);
     fprintf(stderr, "bench: measuring the device-to-device copy rate...\n");
-    if (tool_dev_copy_rate(env->stream, &rate))
+    if (tool_dev_copy_rate(env->stream, o->idle, &rate))
         fprintf(stderr, "bench: could not measure the copy rate (%s); %%BW not reported\n", tool_dev_error());
     env->mem.gbytes_per_s = rate / 1e9;
     if (!o->json) {
@@ -916,7 +923,9 @@ static int bench_cuda(bench_env *env, const bench_opts *o, const bench_case *cas
                      " at Dk > 128; never with capture)"
                    : "");
         printf("device (measured now): device-to-device copy %.1f GB/s (read + written)\n", env->mem.gbytes_per_s);
-        printf("times: CUDA graph replay (one call per state pool in a graph), 20 replays warm-up, median per call\n");
+        printf("times: CUDA graph replay (one call per state pool in a graph), 20 replays warm-up, median per call; %s\n",
+               o->idle ? "each replay (and copy) timed from an idle GPU, the host's launch latency included (--idle-replays)"
+                       : "replays (and copies) queued back to back, each timed between the events around it");
         printf("decode/verify rotate over state pools of >= 256 MiB in all (the state comes from HBM); --warm reuses one\n");
         printf("rel_err: relative RMS vs the float64 reference on the host (output in f32, final state, captures);"
                " whole case when B*T <= %d, else first min(B,%d) sequences x first %d tokens; limit %.0e (%.0e for"
@@ -1067,6 +1076,9 @@ int cmd_bench(int argc, char **argv)
         case O_NO_L2:
             o.no_l2 = 1;
             break;
+        case O_IDLE:
+            o.idle = 1;
+            break;
         default:
             break;
         }
@@ -1124,6 +1136,10 @@ int cmd_bench(int argc, char **argv)
     env.algo = tool_algo_names[o.algo];
     if (o.backend == GDN_BACKEND_CUDA)
         return bench_cuda(&env, &o, cases, ncases);
+    if (o.idle) {
+        tool_error(CMD, "--idle-replays: times CUDA graph replays, so it needs --backend cuda");
+        return TOOL_EXIT_USAGE;
+    }
     env.ctx = tool_context_create(CMD, o.backend, o.threads, o.isa);
     if (!env.ctx)
         return TOOL_EXIT_DATA;

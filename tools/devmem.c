@@ -92,14 +92,81 @@ void tool_dev_stream_destroy(void *stream)
         cudaStreamDestroy((cudaStream_t)stream);
 }
 
+/* Times `reps` runs of launch(arg, s) into ms[0 .. reps), after `warm` untimed ones. Back to back (idle 0):
+   each run is queued behind the one before with an event between them, so the GPU is still busy with the last
+   warm-up run when the first timed run's opening event is recorded, and run r is timed from the event before
+   it to the event after it: device time only, the host's launch latency hidden behind the queue, as a model's
+   stream of layers (and triton.testing.do_bench) sees it; one synchronization at the end. Idle (1): the stream
+   is synchronized before each timed run, so its time also holds the gap in which the host submits the run to
+   an idle GPU. */
+static int time_runs(cudaStream_t s, cudaError_t (*launch)(void *arg, cudaStream_t s), void *arg, int warm,
+                     int reps, int idle, float *ms)
+{
+    cudaEvent_t *ev = (cudaEvent_t *)calloc((size_t)reps + 1, sizeof *ev);
+    cudaError_t e = cudaSuccess;
+    const char *what = "cudaEventCreate";
+    int r, rc = -1;
+    if (!ev) {
+        snprintf(g_err, sizeof g_err, "out of memory for %d CUDA events", reps + 1);
+        return -1;
+    }
+    for (r = 0; r <= reps; r++)
+        if ((e = cudaEventCreate(&ev[r])) != cudaSuccess)
+            goto done;
+    what = "launch";
+    for (r = 0; r < warm; r++)
+        if ((e = launch(arg, s)) != cudaSuccess)
+            goto done;
+    for (r = 0; r < reps; r++) {
+        if (idle && (e = cudaStreamSynchronize(s)) != cudaSuccess) {
+            what = "cudaStreamSynchronize";
+            goto done;
+        }
+        /* run r opens at ev[r]: back to back, run r - 1's closing event */
+        if ((idle || r == 0) && (e = cudaEventRecord(ev[r], s)) != cudaSuccess) {
+            what = "cudaEventRecord";
+            goto done;
+        }
+        if ((e = launch(arg, s)) != cudaSuccess) {
+            what = "launch";
+            goto done;
+        }
+        if ((e = cudaEventRecord(ev[r + 1], s)) != cudaSuccess) {
+            what = "cudaEventRecord";
+            goto done;
+        }
+    }
+    what = "cudaStreamSynchronize";
+    if ((e = cudaStreamSynchronize(s)) != cudaSuccess)
+        goto done;
+    what = "cudaEventElapsedTime";
+    for (r = 0; r < reps; r++)
+        if ((e = cudaEventElapsedTime(&ms[r], ev[r], ev[r + 1])) != cudaSuccess)
+            goto done;
+    rc = 0;
+done:
+    if (rc)
+        fail(what, e);
+    for (r = 0; r <= reps; r++)
+        if (ev[r])
+            cudaEventDestroy(ev[r]);
+    free(ev);
+    return rc;
+}
+
+static cudaError_t launch_graph(void *arg, cudaStream_t s)
+{
+    return cudaGraphLaunch((cudaGraphExec_t)arg, s);
+}
+
 int tool_dev_time_graph(void *stream, int (*fn)(void *arg, int i), void *arg, int calls, int warm, int reps,
-                        double *us)
+                        int idle, double *us)
 {
     cudaStream_t s = (cudaStream_t)stream;
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
-    cudaEvent_t a = NULL, b = NULL;
     cudaError_t e;
+    float *ms = NULL;
     int rc = -1, bad = 0;
     if ((e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)) != cudaSuccess)
         return fail("cudaStreamBeginCapture", e);
@@ -118,35 +185,17 @@ int tool_dev_time_graph(void *stream, int (*fn)(void *arg, int i), void *arg, in
         fail("cudaGraphInstantiate", e);
         goto done;
     }
-    if ((e = cudaEventCreate(&a)) != cudaSuccess || (e = cudaEventCreate(&b)) != cudaSuccess) {
-        fail("cudaEventCreate", e);
+    if (!(ms = (float *)malloc((size_t)reps * sizeof *ms))) {
+        snprintf(g_err, sizeof g_err, "out of memory for %d timings", reps);
         goto done;
     }
-    for (int r = 0; r < warm; r++)
-        if ((e = cudaGraphLaunch(exec, s)) != cudaSuccess) {
-            fail("cudaGraphLaunch", e);
-            goto done;
-        }
-    for (int r = 0; r < reps; r++) {
-        float ms = 0.0f;
-        cudaEventRecord(a, s);
-        if ((e = cudaGraphLaunch(exec, s)) != cudaSuccess) {
-            fail("cudaGraphLaunch", e);
-            goto done;
-        }
-        cudaEventRecord(b, s);
-        if ((e = cudaEventSynchronize(b)) != cudaSuccess || (e = cudaEventElapsedTime(&ms, a, b)) != cudaSuccess) {
-            fail("cudaEventElapsedTime", e);
-            goto done;
-        }
-        us[r] = 1000.0 * (double)ms / calls;
-    }
+    if (time_runs(s, launch_graph, (void *)exec, warm, reps, idle, ms))
+        goto done;
+    for (int r = 0; r < reps; r++)
+        us[r] = 1000.0 * (double)ms[r] / calls;
     rc = 0;
 done:
-    if (a)
-        cudaEventDestroy(a);
-    if (b)
-        cudaEventDestroy(b);
+    free(ms);
     if (exec)
         cudaGraphExecDestroy(exec);
     if (graph)
@@ -172,42 +221,45 @@ static int cmp_float(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int tool_dev_copy_rate(void *stream, double *bytes_per_s)
+typedef struct copy_job {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_job;
+
+static cudaError_t launch_copy(void *arg, cudaStream_t s)
+{
+    const copy_job *c = (const copy_job *)arg;
+    return cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, s);
+}
+
+int tool_dev_copy_rate(void *stream, int idle, double *bytes_per_s)
 {
     const size_t bytes = (size_t)512 << 20;
     cudaStream_t s = (cudaStream_t)stream;
     void *a = NULL, *b = NULL;
-    cudaEvent_t e0 = NULL, e1 = NULL;
     float ms[20];
     int rc = -1;
     cudaError_t e;
+    copy_job job;
     *bytes_per_s = 0.0;
     if ((e = cudaMalloc(&a, bytes)) != cudaSuccess || (e = cudaMalloc(&b, bytes)) != cudaSuccess) {
         fail("cudaMalloc (copy rate)", e);
         goto done;
     }
-    cudaMemsetAsync(a, 0, bytes, s);
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    for (int r = -3; r < 20; r++) {
-        cudaEventRecord(e0, s);
-        cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s);
-        cudaEventRecord(e1, s);
-        if ((e = cudaEventSynchronize(e1)) != cudaSuccess) {
-            fail("cudaMemcpyAsync (copy rate)", e);
-            goto done;
-        }
-        if (r >= 0)
-            cudaEventElapsedTime(&ms[r], e0, e1);
+    if ((e = cudaMemsetAsync(a, 0, bytes, s)) != cudaSuccess) {
+        fail("cudaMemsetAsync (copy rate)", e);
+        goto done;
     }
+    job.dst = b;
+    job.src = a;
+    job.bytes = bytes;
+    if (time_runs(s, launch_copy, &job, 3, 20, idle, ms))
+        goto done;
     qsort(ms, 20, sizeof ms[0], cmp_float);
     *bytes_per_s = 2.0 * (double)bytes / (0.5 * ((double)ms[9] + ms[10]) * 1e-3);
     rc = 0;
 done:
-    if (e0)
-        cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
     cudaFree(a);
     cudaFree(b);
     return rc;
@@ -269,9 +321,10 @@ void tool_dev_stream_destroy(void *stream)
 }
 
 int tool_dev_time_graph(void *stream, int (*fn)(void *arg, int i), void *arg, int calls, int warm, int reps,
-                        double *us)
+                        int idle, double *us)
 {
     (void)stream;
+    (void)idle;
     (void)fn;
     (void)arg;
     (void)calls;
@@ -288,9 +341,10 @@ int tool_dev_name(char *buf, size_t len)
     return none();
 }
 
-int tool_dev_copy_rate(void *stream, double *bytes_per_s)
+int tool_dev_copy_rate(void *stream, int idle, double *bytes_per_s)
 {
     (void)stream;
+    (void)idle;
     *bytes_per_s = 0.0;
     return none();
 }

@@ -35,13 +35,17 @@ void tool_dev_stream_destroy(void *stream);
 
 /* Capture calls fn(arg, 0) .. fn(arg, calls - 1) on `stream` into one CUDA graph (fn returns 0 on
  * success), replay it `warm` times, then `reps` times, each timed with CUDA events; us[r] receives
- * the time of replay r divided by `calls` (microseconds per call). */
+ * the time of replay r divided by `calls` (microseconds per call). idle = 0: the replays are queued back
+ * to back and each is timed between the events on either side of it, so the host's launch latency
+ * stays behind the queue (device time, as in a model's stream of layers); idle = 1: the stream is
+ * synchronized before each timed replay, so each time also holds the host's submission to an idle GPU. */
 int tool_dev_time_graph(void *stream, int (*fn)(void *arg, int i), void *arg, int calls, int warm, int reps,
-                        double *us);
+                        int idle, double *us);
 
 /* The name of device 0 and the device-to-device copy rate (bytes read + written per second, median
- * of 20 copies of 512 MiB timed with CUDA events on `stream`). */
+ * of 20 copies of 512 MiB timed with CUDA events on `stream`, back to back or each from an idle GPU
+ * as tool_dev_time_graph's idle). */
 int tool_dev_name(char *buf, size_t len);
-int tool_dev_copy_rate(void *stream, double *bytes_per_s);
+int tool_dev_copy_rate(void *stream, int idle, double *bytes_per_s);
 
 #endif
