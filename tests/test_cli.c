@@ -1035,6 +1035,8 @@ static void test_commands(void)
     }
     expect_error("bench_cuda_threads", "bench --backend cuda --threads 2", 2, "--threads", NULL);
     expect_error("bench_cpu_idle", "bench --idle-replays --B 1 --T 1", 2, "--idle-replays", NULL);
+    expect_error("bench_cpu_graph_calls", "bench --graph-calls 4 --B 1 --T 1", 2, "--graph-calls", NULL);
+    expect_error("bench_graph_calls_zero", "bench --backend cuda --graph-calls 0 --B 1 --T 1", 2, "--graph-calls", NULL);
     /* --backend cuda: a clean error without a device; with one, a small checked case per op */
     {
         const char *a = "bench --backend cuda --json --B 2 --T 1 --Hk 1 --Hv 2 --Dk 16 --Dv 16 --reps 3";
@@ -1047,10 +1049,13 @@ static void test_commands(void)
             expect(rc == 0 && strstr(g_out, "\"backend\":\"cuda\"") && strstr(g_out, "\"ok\":true") &&
                        strstr(g_out, "\"replays\":\"back_to_back\""),
                    "bench_cuda", "gdn bench --backend cuda decode (replays back to back by default)");
-            expect(run_gdn("bench --backend cuda --json --idle-replays --B 2 --T 1 --Hk 1 --Hv 2 --Dk 16 --Dv 16 "
-                           "--reps 3") == 0 &&
-                       strstr(g_out, "\"replays\":\"idle\"") && strstr(g_out, "\"ok\":true"),
-                   "bench_cuda", "gdn bench --backend cuda --idle-replays");
+            expect(run_gdn("bench --backend cuda --json --idle-replays --graph-calls 3 --B 2 --T 1 --Hk 1 --Hv 2 --Dk 16 "
+                           "--Dv 16 --reps 3") == 0 &&
+                       strstr(g_out, "\"replays\":\"idle\",\"graph_calls\":3") && strstr(g_out, "\"ok\":true"),
+                   "bench_cuda", "gdn bench --backend cuda --idle-replays --graph-calls 3");
+            expect(run_gdn("bench --backend cuda --json --B 1 --T 80 --Hk 1 --Hv 2 --Dk 16 --Dv 16 --reps 3") == 0 &&
+                       strstr(g_out, "\"graph_calls\":8") && strstr(g_out, "\"ok\":true"),
+                   "bench_cuda", "gdn bench --backend cuda prefill: 8 calls per graph on its one pool");
             expect(run_gdn("bench --backend cuda --json --B 2 --T 5 --capture --Hk 1 --Hv 3 --Dk 32 --Dv 16 --reps 3") ==
                            0 && strstr(g_out, "\"ok\":true"),
                    "bench_cuda", "gdn bench --backend cuda verify with capture");

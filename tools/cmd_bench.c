@@ -60,6 +60,7 @@ static void *alloc64(size_t bytes)
 #define CHECK_SEQS 2         /* ... of the first 2 sequences */
 #define ROTATE_BYTES ((int64_t)256 << 20)
 #define ROTATE_MAX 128
+#define GRAPH_CALLS_MIN 8 /* CUDA: calls per timing graph at least (a graph's first launch is not overlapped) */
 
 void cmd_bench_help(void)
 {
@@ -99,6 +100,8 @@ void cmd_bench_help(void)
         "  --idle-replays          cuda: time each graph replay from an idle GPU (the stream synchronized\n"
         "                          first, so the host's launch latency is counted; by default replays are\n"
         "                          queued back to back and each is timed between the events around it)\n"
+        "  --graph-calls N         cuda: calls per timed graph (default: one per state pool, at least " STR(GRAPH_CALLS_MIN) ";\n"
+        "                          call i runs on pool i mod pools)\n"
         "  --targets               the CPU speed targets instead of the suite (f32 activations): decode\n"
         "                          B=1 state in cache, decode B=64 vs bandwidth, verify T=4 B=64 vs\n"
         "                          decode, prefill T=4096 chunked vs the FMA peak, bf16 products vs\n"
@@ -114,13 +117,13 @@ void cmd_bench_help(void)
 
 enum {
     O_JSON, O_MODEL, O_B, O_T, O_HK, O_HV, O_DK, O_DV, O_CAPTURE, O_DTYPE, O_THREADS, O_ISA, O_BACKEND, O_ALGO,
-    O_REPS, O_WARM, O_PRECISION, O_TARGETS, O_NO_L2, O_IDLE
+    O_REPS, O_WARM, O_PRECISION, O_TARGETS, O_NO_L2, O_IDLE, O_GRAPH_CALLS
 };
 static const tool_opt bench_options[] = {
     {"--json", 0}, {"--model", 1}, {"--B", 1}, {"--T", 1}, {"--Hk", 1}, {"--Hv", 1}, {"--Dk", 1}, {"--Dv", 1},
     {"--capture", 0}, {"--dtype", 1}, {"--threads", 1}, {"--isa", 1}, {"--backend", 1}, {"--algo", 1},
     {"--reps", 1}, {"--warm", 0}, {"--precision", 1}, {"--targets", 0}, {"--no-qk-l2norm", 0},
-    {"--idle-replays", 0}, {NULL, 0}};
+    {"--idle-replays", 0}, {"--graph-calls", 1}, {NULL, 0}};
 
 typedef struct bench_opts {
     int json;
@@ -138,6 +141,7 @@ typedef struct bench_opts {
     int targets;
     int no_l2; /* --no-qk-l2norm: q and k as given (problem.qk_l2norm = 0) */
     int idle;  /* --idle-replays: each CUDA graph replay timed from an idle GPU */
+    int graph_calls; /* --graph-calls: calls per CUDA timing graph (0 = automatic) */
 } bench_opts;
 
 typedef struct bench_case {
@@ -169,6 +173,7 @@ typedef struct bench_result {
     int ok;         /* and the check passed */
     int reps;
     int pools;
+    int graph_calls; /* CUDA: calls per timing graph */
     double median_us, min_us;
     double bytes, flops;
     double rel_err;
@@ -381,18 +386,20 @@ typedef struct graph_call {
     const gdn_batch *b;
     gdn_tensors t;
     void **pools;
+    int npools;
 } graph_call;
 
 static int graph_call_fn(void *arg, int i)
 {
     graph_call *g = (graph_call *)arg;
-    g->t.state.pool.data = g->pools[i];
+    g->t.state.pool.data = g->pools[i % g->npools];
     return gdn_forward(g->ctx, g->p, g->b, &g->t) != GDN_STATUS_SUCCESS;
 }
 
 /* The CUDA backend: inputs copied to the device, checked like the CPU case, then timed as CUDA
- * graph replays (one graph holds one call per state pool: the pools rotate as on the CPU), 20
- * replays of warm-up, median per call over the timed replays. */
+ * graph replays (a graph holds one call per state pool, the pools rotating as on the CPU, and at least
+ * GRAPH_CALLS_MIN calls, call i on pool i mod pools; --graph-calls N: N calls), 20 replays of warm-up,
+ * median per call over the timed replays. */
 static void run_case_cuda(const bench_env *env, const bench_case *c, bench_result *res, void *q, void *k, void *v,
                           float *g, float *beta, const float *pool0, int npools)
 {
@@ -404,7 +411,7 @@ static void run_case_cuda(const bench_env *env, const bench_case *c, bench_resul
     dev_inputs d = {0};
     void *dout = NULL, *dcaps = NULL, **dpools = NULL;
     double *us = NULL, est = 0.0;
-    int reps, i;
+    int reps, i, calls;
     gdn_batch b;
     graph_call gc;
 
@@ -435,6 +442,9 @@ static void run_case_cuda(const bench_env *env, const bench_case *c, bench_resul
     gc.p = p;
     gc.b = &b;
     gc.pools = dpools;
+    gc.npools = npools;
+    calls = env->o->graph_calls ? env->o->graph_calls : npools > GRAPH_CALLS_MIN ? npools : GRAPH_CALLS_MIN;
+    res->graph_calls = calls;
     /* one call outside capture first (the context grows what it keeps on the device, e.g. the chunked
        kernels' workspace, only outside capture), then one replay to estimate, then about 1 s of replays
        (20 .. 200) */
@@ -443,17 +453,17 @@ static void run_case_cuda(const bench_env *env, const bench_case *c, bench_resul
         res->ok = 0;
         goto done;
     }
-    if (tool_dev_time_graph(env->stream, graph_call_fn, &gc, npools, 1, 1, 1, &est)) {
+    if (tool_dev_time_graph(env->stream, graph_call_fn, &gc, calls, 1, 1, 1, &est)) {
         snprintf(res->error, sizeof res->error, "%s%s%s", tool_dev_error(), gdn_last_error(env->ctx)[0] ? ": " : "",
                  gdn_last_error(env->ctx));
         res->ok = 0;
         goto done;
     }
-    reps = env->o->reps > 0 ? env->o->reps : (int)(1e6 / (est * npools > 1.0 ? est * npools : 1.0));
+    reps = env->o->reps > 0 ? env->o->reps : (int)(1e6 / (est * calls > 1.0 ? est * calls : 1.0));
     if (env->o->reps <= 0)
         reps = reps < 20 ? 20 : reps > 200 ? 200 : reps;
     us = (double *)malloc((size_t)reps * sizeof *us);
-    if (!us || tool_dev_time_graph(env->stream, graph_call_fn, &gc, npools, 20, reps, env->o->idle, us)) {
+    if (!us || tool_dev_time_graph(env->stream, graph_call_fn, &gc, calls, 20, reps, env->o->idle, us)) {
         snprintf(res->error, sizeof res->error, "%s", us ? tool_dev_error() : "out of memory");
         res->ok = 0;
         goto done;
@@ -680,7 +690,7 @@ static void print_json(const bench_env *env, const bench_case *c, const bench_re
            (long long)c->B, (long long)c->T, p->num_k_heads, p->num_v_heads, p->k_dim, p->v_dim,
            c->capture ? "true" : "false", gdn_context_num_threads(env->ctx), r->reps, r->pools);
     if (env->cuda)
-        printf(",\"replays\":\"%s\"", env->o->idle ? "idle" : "back_to_back");
+        printf(",\"replays\":\"%s\",\"graph_calls\":%d", env->o->idle ? "idle" : "back_to_back", r->graph_calls);
     json_num("median_us", r->ran ? r->median_us : NAN);
     json_num("min_us", r->ran ? r->min_us : NAN);
     json_num("tokens_per_s", r->ran ? (double)(c->B * c->T) / sec : NAN);
@@ -923,7 +933,9 @@ static int bench_cuda(bench_env *env, const bench_opts *o, const bench_case *cas
                      " at Dk > 128; never with capture)"
                    : "");
         printf("device (measured now): device-to-device copy %.1f GB/s (read + written)\n", env->mem.gbytes_per_s);
-        printf("times: CUDA graph replay (one call per state pool in a graph), 20 replays warm-up, median per call; %s\n",
+        printf("times: CUDA graph replay (a graph holds %s, call i on pool i mod pools), 20 replays warm-up, median per "
+               "call; %s\n",
+               o->graph_calls ? "--graph-calls calls" : "one call per state pool and at least " STR(GRAPH_CALLS_MIN),
                o->idle ? "each replay (and copy) timed from an idle GPU, the host's launch latency included (--idle-replays)"
                        : "replays (and copies) queued back to back, each timed between the events around it");
         printf("decode/verify rotate over state pools of >= 256 MiB in all (the state comes from HBM); --warm reuses one\n");
@@ -1079,6 +1091,11 @@ int cmd_bench(int argc, char **argv)
         case O_IDLE:
             o.idle = 1;
             break;
+        case O_GRAPH_CALLS:
+            if (tool_parse_int(CMD, "--graph-calls", val, 1, 4096, &v))
+                return TOOL_EXIT_USAGE;
+            o.graph_calls = (int)v;
+            break;
         default:
             break;
         }
@@ -1136,8 +1153,9 @@ int cmd_bench(int argc, char **argv)
     env.algo = tool_algo_names[o.algo];
     if (o.backend == GDN_BACKEND_CUDA)
         return bench_cuda(&env, &o, cases, ncases);
-    if (o.idle) {
-        tool_error(CMD, "--idle-replays: times CUDA graph replays, so it needs --backend cuda");
+    if (o.idle || o.graph_calls) {
+        tool_error(CMD, "%s: times CUDA graph replays, so it needs --backend cuda",
+                   o.idle ? "--idle-replays" : "--graph-calls");
         return TOOL_EXIT_USAGE;
     }
     env.ctx = tool_context_create(CMD, o.backend, o.threads, o.isa);

@@ -96,45 +96,60 @@ void tool_dev_stream_destroy(void *stream)
    each run is queued behind the one before with an event between them, so the GPU is still busy with the last
    warm-up run when the first timed run's opening event is recorded, and run r is timed from the event before
    it to the event after it: device time only, the host's launch latency hidden behind the queue, as a model's
-   stream of layers (and triton.testing.do_bench) sees it; one synchronization at the end. Idle (1): the stream
-   is synchronized before each timed run, so its time also holds the gap in which the host submits the run to
-   an idle GPU. */
+   stream of layers (and triton.testing.do_bench) sees it; one synchronization at the end. Idle (1), the form
+   before session 37: an event, the run, an event, and the host waits for the second before the next run, so
+   each time also holds the gap in which the host submits the run to an idle GPU. */
 static int time_runs(cudaStream_t s, cudaError_t (*launch)(void *arg, cudaStream_t s), void *arg, int warm,
                      int reps, int idle, float *ms)
 {
-    cudaEvent_t *ev = (cudaEvent_t *)calloc((size_t)reps + 1, sizeof *ev);
+    const int nev = idle ? 2 : reps + 1;
+    cudaEvent_t *ev = (cudaEvent_t *)calloc((size_t)nev, sizeof *ev);
     cudaError_t e = cudaSuccess;
     const char *what = "cudaEventCreate";
     int r, rc = -1;
     if (!ev) {
-        snprintf(g_err, sizeof g_err, "out of memory for %d CUDA events", reps + 1);
+        snprintf(g_err, sizeof g_err, "out of memory for %d CUDA events", nev);
         return -1;
     }
-    for (r = 0; r <= reps; r++)
+    for (r = 0; r < nev; r++)
         if ((e = cudaEventCreate(&ev[r])) != cudaSuccess)
             goto done;
     what = "launch";
     for (r = 0; r < warm; r++)
         if ((e = launch(arg, s)) != cudaSuccess)
             goto done;
-    for (r = 0; r < reps; r++) {
-        if (idle && (e = cudaStreamSynchronize(s)) != cudaSuccess) {
-            what = "cudaStreamSynchronize";
-            goto done;
-        }
-        /* run r opens at ev[r]: back to back, run r - 1's closing event */
-        if ((idle || r == 0) && (e = cudaEventRecord(ev[r], s)) != cudaSuccess) {
+    if (idle) {
+        for (r = 0; r < reps; r++) {
             what = "cudaEventRecord";
-            goto done;
-        }
-        if ((e = launch(arg, s)) != cudaSuccess) {
+            if ((e = cudaEventRecord(ev[0], s)) != cudaSuccess)
+                goto done;
             what = "launch";
-            goto done;
-        }
-        if ((e = cudaEventRecord(ev[r + 1], s)) != cudaSuccess) {
+            if ((e = launch(arg, s)) != cudaSuccess)
+                goto done;
             what = "cudaEventRecord";
-            goto done;
+            if ((e = cudaEventRecord(ev[1], s)) != cudaSuccess)
+                goto done;
+            what = "cudaEventSynchronize";
+            if ((e = cudaEventSynchronize(ev[1])) != cudaSuccess)
+                goto done;
+            what = "cudaEventElapsedTime";
+            if ((e = cudaEventElapsedTime(&ms[r], ev[0], ev[1])) != cudaSuccess)
+                goto done;
         }
+        rc = 0;
+        goto done;
+    }
+    /* back to back: run r opens at ev[r] (run r - 1's closing event) and closes at ev[r + 1] */
+    what = "cudaEventRecord";
+    if ((e = cudaEventRecord(ev[0], s)) != cudaSuccess)
+        goto done;
+    for (r = 0; r < reps; r++) {
+        what = "launch";
+        if ((e = launch(arg, s)) != cudaSuccess)
+            goto done;
+        what = "cudaEventRecord";
+        if ((e = cudaEventRecord(ev[r + 1], s)) != cudaSuccess)
+            goto done;
     }
     what = "cudaStreamSynchronize";
     if ((e = cudaStreamSynchronize(s)) != cudaSuccess)
@@ -147,7 +162,7 @@ static int time_runs(cudaStream_t s, cudaError_t (*launch)(void *arg, cudaStream
 done:
     if (rc)
         fail(what, e);
-    for (r = 0; r <= reps; r++)
+    for (r = 0; r < nev; r++)
         if (ev[r])
             cudaEventDestroy(ev[r]);
     free(ev);
