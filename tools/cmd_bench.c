@@ -934,9 +934,14 @@ static int bench_cuda(bench_env *env, const bench_opts *o, const bench_case *cas
                      " at Dk > 128; never with capture)"
                    : "");
         printf("device (measured now): device-to-device copy %.1f GB/s (read + written)\n", env->mem.gbytes_per_s);
+        char held[64];
+        if (o->graph_calls)
+            snprintf(held, sizeof held, "%d calls (--graph-calls)", o->graph_calls);
+        else
+            snprintf(held, sizeof held, "one call per state pool and at least " STR(GRAPH_CALLS_MIN));
         printf("times: CUDA graph replay (a graph holds %s, call i on pool i mod pools), 20 replays warm-up, median per "
                "call; %s\n",
-               o->graph_calls ? "--graph-calls calls" : "one call per state pool and at least " STR(GRAPH_CALLS_MIN),
+               held,
                o->idle ? "each replay (and copy) timed from an idle GPU, the host's launch latency included (--idle-replays)"
                        : "replays (and copies) queued back to back, each timed between the events around it");
         printf("decode/verify rotate over state pools of >= 256 MiB in all (the state comes from HBM); --warm reuses one\n");
