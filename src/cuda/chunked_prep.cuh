@@ -8,6 +8,7 @@
  *     L[i][j] = -b_i G[i][j] ksc_i ksc_j (k_i . k_j)  (i > j),  T = (I - L)^-1          [C][C]
  *     P[i][j] =  G[i][j] qsc_i ksc_j (q_i . k_j)      (j <= i)                          [C][C]
  *     sk = b gam ksc, bt = b, sq = gam qsc, cf_j = G[nt-1][j] ksc_j, gl = gam_{nt-1}     [C] each
+ * except for layout 2 (the register-sourced state pass in tf32), which gets T diag(b) and sk = gam ksc (session 38).
  * One CTA of 8 warps per (chunk, key head, sequence), or per (chunk slot, key head) in a packed batch:
  *   - the raw k, q rows by cp.async into shared memory (16-bit, as given);
  *   - K K^T (warps 0-3) and Q K^T (warps 4-7), the lower triangle's 16-row tiles, m16n8k16 on the 16-bit values
@@ -261,8 +262,8 @@ __device__ __forceinline__ void sp_ldsm4f(unsigned r[4], const float *p)
    (sp_t_base of LAYOUT), zeros above. (Before session 32 each fragment was 4 or 2 scalar loads: 6 shared loads per
    mma.) */
 template <int LDX, int LAYOUT>
-__device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, float *X, float *Tw, int warp, int g,
-                                           int t4)
+__device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, float *X, float *Tw, float cb0,
+                                           float cb1, int warp, int g, int t4)
 {
     constexpr int te = sp_t_step(LAYOUT);
     const int lane = threadIdx.x & 31, n0 = 8 * warp, b0 = warp >> 1;
@@ -297,8 +298,8 @@ __device__ __forceinline__ void sp_solve_t(const float *Lm, const float *Tm, flo
 #pragma unroll
             for (int hf = 0; hf < 2; hf++) {
                 const float2 x = *(const float2 *)(Td + (16 * bk + 8 * hf) * TC_LDT);
-                d[2 * hf] = x.x;
-                d[2 * hf + 1] = x.y;
+                d[2 * hf] = LAYOUT == 2 ? x.x * cb0 : x.x; /* layout 2: the strip of T diag(b) (sp_head_solve) */
+                d[2 * hf + 1] = LAYOUT == 2 ? x.y * cb1 : x.y;
             }
         } else {
             float r[4] = {0.f, 0.f, 0.f, 0.f};
@@ -427,8 +428,14 @@ __device__ __forceinline__ void sp_head_solve(const float (&acc)[8][4], const fl
     } else {
         sp_lp_head<PL, false>(acc, lc2, bet, Lm, Pb + sp_p_base(PL, mt, g, t4), mt, g, t4);
     }
+    /* layout 2 (the register-sourced state pass in tf32) gets T diag(b), so that the pass's R^T needs no diag(b): each
+       strip solved for the right-hand side diag(b) I instead of I (its columns 8 w + 2 t4 (+ 1) scaled by their betas
+       where the strip starts; every later block follows linearly). Read before the barrier, after which warp 7 may
+       scan the next value head's betas into bet. Layout 3 (bf16 T) keeps T as it is: b rounded to bf16 on T's
+       diagonal, the dominant term of D, raised the T = 4096 error past the 4e-3 bar (slow decay 4.39e-3). */
+    const float cb0 = LAYOUT == 2 ? bet[8 * warp + 2 * t4] : 1.f, cb1 = LAYOUT == 2 ? bet[8 * warp + 2 * t4 + 1] : 1.f;
     sp_group_sync<NG>(grp);
-    sp_solve_t<SP_LDX, LAYOUT>(Lm, Tm, Xm, wsb, warp, g, t4);
+    sp_solve_t<SP_LDX, LAYOUT>(Lm, Tm, Xm, wsb, cb0, cb1, warp, g, t4);
 }
 
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
@@ -551,7 +558,8 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
         if (warp >= 6) { /* the scalars sk, bt, sq, cf: warps 6 and 7, the query warps of the fewest tiles */
             const int t = tid - 6 * 32;
             float *sc = wsb + 2 * TC_C * TC_C;
-            sc[t] = bet[t] * gam[t] * ksc[t];
+            /* layout 2 solved by sp_head_solve<2> (L12, not TB): b is in T there */
+            sc[t] = (L12 && !TB && layout == 2 ? 1.f : bet[t]) * gam[t] * ksc[t];
             sc[TC_C + t] = bet[t];
             sc[2 * TC_C + t] = gam[t] * qsc[t];
             sc[3 * TC_C + t] = t < nt ? expf(lc[nt - 1] - lc[t]) * ksc[t] : 0.f;

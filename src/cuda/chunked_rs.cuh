@@ -6,8 +6,8 @@
  * Math per chunk, transposed (chunked_split.cuh's notation; S the state tile [64 rows of Dv][Dk], the rows
  * being the products' M dimension, so that every left operand is already in the warpgroup's registers):
  *     X^T = S K^T,  Y^T = S Q^T                   [64][C]  bf16 operands (S rounded to bf16; k, q as given)
- *     R^T = V^T diag(bt) - X^T diag(sk)           [64][C]  f32, rounded to tf32
- *     D^T = R^T T^T                               [64][C]  tf32 operands
+ *     R^T = V^T - X^T diag(sk)                    [64][C]  f32, rounded to tf32 (sk = gam ksc)
+ *     D^T = R^T (T diag(bt))^T                    [64][C]  tf32 operands (T diag(bt) from the prep)
  *     O^T = Y^T diag(sq) + D^T P^T                [64][C]  bf16 operands (D^T and P rounded to bf16)
  *     S'  = gl S + (D^T diag(cf)) K               [64][Dk] bf16 operands (cf D rounded to bf16)
  * every product with f32 accumulation. S stays f32 in the accumulators across the chunks; its bf16 copy is
@@ -46,7 +46,12 @@
  * (rs_tf32): Qwen layer T = 4096 output relative RMS 3.12e-3 (session 15; slow decay 3.37e-3, fast 2.92e-3;
  * with D^T P^T in tf32 2.61e-3 / 3.12e-3, at 5-12% more time, session 12). TB (precision BF16 asked for,
  * params.chunk_tc 2): T (the prep's layout 3) and R^T in bf16 too, D^T = R^T T^T by 4 bf16 k16 products:
- * 3.57e-3 / 3.88e-3 / 2.91e-3, 1.3-2.1% faster (session 29).
+ * 3.57e-3 / 3.88e-3 / 2.91e-3, 1.3-2.1% faster (session 29); TB keeps T unscaled and R^T = V^T diag(bt) - X^T
+ * diag(sk) with sk = bt gam ksc, since diag(bt) folded into a bf16 T put a rounding of b on T's diagonal, the
+ * dominant term of D, and the T = 4096 error past the 4e-3 bar (slow decay 4.39e-3, session 38).
+ * Session 38: diag(bt) folded into the tf32 T (the prep solves for the right-hand side diag(b) I), so that R^T is
+ * one FFMA an element without bt's loads: H200 B=1 T=4096 106.7 -> 106.3 us, T=32768 710.9 -> 706.9, B=8 T=4096
+ * 680.5 -> 676.4, B=64 T=4096 5486 -> 5432 (three rounds each); errors unchanged (docs/PERF.md).
  * H200, Qwen3.6 layer (docs/PERF.md, sessions 13-15): B=1 T=4096 0.154 ms for both passes in turn (this one
  * 103 us, session 13), 0.132 ms overlapped (P.sp_flags: the producer warp waits for each chunk's prep item, and
  * the pass does not wait for the prep's completion; chunked_split.cuh, sp_item_flag); B=64 T=4096 6.07 ms.
@@ -643,7 +648,7 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                 load_vt();
             rs_wait<0>(); /* X^T */
             wg_fence_acc(x);
-            /* R^T = V^T diag(bt) - X^T diag(sk), tf32, as the A fragments of D^T = R^T T^T: k8 block j's
+            /* R^T = V^T - X^T diag(sk), tf32 (diag(bt) is in the prep's T), as the A fragments of D^T = R^T T^T: k8 block j's
                positions t4, t4 + 4 hold columns 8 j + 2 t4, 8 j + 2 t4 + 1 (T, P permuted alike) */
             /* TB (GDN_PRECISION_BF16): R^T in bf16 instead, the A fragments of D^T = R^T T^T by k16 block */
             unsigned ra[TB ? 4 : 8][4];
@@ -667,19 +672,18 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const float2 sk = *(const float2 *)(st.sc + 8 * j + 2 * t4);
-                const float2 bt = *(const float2 *)(st.sc + TC_C + 8 * j + 2 * t4);
 #pragma unroll
                 for (int hf = 0; hf < 2; hf++) {
                     const unsigned v = vt[j][hf];
                     if constexpr (TB) { /* (row 16 w + g + 8 hf, columns 8 j + 2 t4 (+ 1)): k16 block j / 2,
                                            fragment 2 (j & 1) + hf */
+                        const float2 bt = *(const float2 *)(st.sc + TC_C + 8 * j + 2 * t4);
                         ra[j >> 1][2 * (j & 1) + hf] =
                             sp_bf2(bt.x * __uint_as_float(v << 16) - sk.x * x[4 * j + 2 * hf],
                                    bt.y * __uint_as_float(v & 0xffff0000u) - sk.y * x[4 * j + 2 * hf + 1]);
-                    } else {
-                        ra[j][hf] = rs_tf32(bt.x * __uint_as_float(v << 16) - sk.x * x[4 * j + 2 * hf]);
-                        ra[j][2 + hf] =
-                            rs_tf32(bt.y * __uint_as_float(v & 0xffff0000u) - sk.y * x[4 * j + 2 * hf + 1]);
+                    } else { /* T diag(b) from the prep, sk = gam ksc: one FFMA an element */
+                        ra[j][hf] = rs_tf32(fmaf(-sk.x, x[4 * j + 2 * hf], __uint_as_float(v << 16)));
+                        ra[j][2 + hf] = rs_tf32(fmaf(-sk.y, x[4 * j + 2 * hf + 1], __uint_as_float(v & 0xffff0000u)));
                     }
                 }
             }

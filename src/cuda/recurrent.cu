@@ -1589,7 +1589,12 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
         } else {
             /* dense capture: up to 2 (B=64 T=4 at 16 lanes per row, J = 1 / 2 / 4 / 8: 232.1 / 214.9 /
                225.2 / 242.5 us; session 4 measured 212 / 216 / 227 / 244 and took 1) */
-            const int most = p.T > 1 && p.cap_mode != GDN_CAPTURE_DENSE ? 2 : 1;
+            /* decode at 16 lanes per row (D = 128, up to 2 (sequence, head) pairs per SM): one tile per CTA, whose
+               kernel's fewer registers let more CTAs onto an SM (H200, session 38, `gdn bench`, J = 1 against 2: B=4
+               5.17 against 5.73 us, B=8 9.43 against 9.71; at 8 lanes, from B=16, J = 2 stays: B=16 18.33 against
+               18.36, B=32 35.15 against 34.70, B=64 68.3 against 66.9) */
+            const bool decode16 = p.T == 1 && p.Dk == 128 && fast_lanes(p.Dk, lpr) == 16;
+            const int most = p.T > 1 && p.cap_mode != GDN_CAPTURE_DENSE ? 2 : decode16 ? 0 : 1;
             /* multi-token calls at 8 lanes: down to 2.75 CTAs per SM (H200, verify T = 2 / 4 / 8 at 8 lanes, J = 1
                / 2 / 4: B=3 6.31 / 5.72 / 7.69, 8.04 / 7.39 / 11.49, 11.64 / 11.76 / 19.50 us; B=8 13.73 / 11.61 /
                11.23, 17.35 / 14.96 / 13.83, 24.42 / 22.57 / 22.19); else 4 */
