@@ -11,7 +11,8 @@
 set -u
 L=/tmp/L; mkdir -p $L; tar -C $L -xJf .cubin/m38.txz
 f() { grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
-echo "== fr test_cuda rs"; timeout 200 build/tests/test_cuda rs > $OUT/fr_rs.log 2>&1; echo rc=$?; grep -E "FAIL|^PASS|overlapped" $OUT/fr_rs.log | tail -4
+echo "== fr test_cuda rs"; timeout 200 build/tests/test_cuda rs > $OUT/fr_rs.log 2>&1; echo rc=$?; grep -E "FAIL|^PASS|overlapped|first round" $OUT/fr_rs.log | tail -5
+echo "== fr test_cuda rs, GDN_CUDA_PREP_FR=0"; GDN_CUDA_PREP_FR=0 timeout 200 build/tests/test_cuda rs > $OUT/fr0_rs.log 2>&1; echo rc=$?; grep -E "FAIL|^PASS|first round" $OUT/fr0_rs.log | tail -3
 echo "== fr test_cuda quick"; timeout 200 build/tests/test_cuda quick > $OUT/fr_quick.log 2>&1; echo rc=$?; grep -E "FAIL|^PASS" $OUT/fr_quick.log | tail -3
 one() { local l=$1; shift; local j; j=$(timeout 90 env "$@" --backend cuda --json 2>>$OUT/stderr.txt); echo "$j" >> $OUT/json.txt
   printf '%-34s %9s us  err %s ok %s\n' "$l" "$(echo "$j" | f median_us)" "$(echo "$j" | f rel_err)" "$(echo "$j" | f ok)"; }
