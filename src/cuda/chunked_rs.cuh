@@ -648,8 +648,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                 load_vt();
             rs_wait<0>(); /* X^T */
             wg_fence_acc(x);
-            /* R^T = V^T - X^T diag(sk), tf32 (diag(bt) is in the prep's T), as the A fragments of D^T = R^T T^T: k8 block j's
-               positions t4, t4 + 4 hold columns 8 j + 2 t4, 8 j + 2 t4 + 1 (T, P permuted alike) */
+            /* R^T = V^T - X^T diag(sk), tf32 (diag(bt) is in the prep's T), as the A fragments of D^T = R^T T^T:
+               k8 block j's positions t4, t4 + 4 hold columns 8 j + 2 t4, 8 j + 2 t4 + 1 (T, P permuted alike) */
             /* TB (GDN_PRECISION_BF16): R^T in bf16 instead, the A fragments of D^T = R^T T^T by k16 block */
             unsigned ra[TB ? 4 : 8][4];
             /* one stage (PRE): the update's cf now, while no product reads shared memory, and the outputs' sq
