@@ -50,7 +50,7 @@
  * diag(sk) with sk = bt gam ksc, since diag(bt) folded into a bf16 T put a rounding of b on T's diagonal, the
  * dominant term of D, and the T = 4096 error past the 4e-3 bar (slow decay 4.39e-3, session 38).
  * Session 38: diag(bt) folded into the tf32 T (the prep solves for the right-hand side diag(b) I), so that R^T is
- * one FFMA an element without bt's loads: H200 B=1 T=4096 106.7 -> 106.3 us, T=32768 710.9 -> 706.9, B=8 T=4096
+ * one FFMA an element without bt's loads: H200 B=1 T=4096 106.7 -> 106.3 us, T=32768 710.9 -> 707.0, B=8 T=4096
  * 680.5 -> 676.4, B=64 T=4096 5486 -> 5432 (three rounds each); errors unchanged (docs/PERF.md).
  * H200, Qwen3.6 layer (docs/PERF.md, sessions 13-15): B=1 T=4096 0.154 ms for both passes in turn (this one
  * 103 us, session 13), 0.132 ms overlapped (P.sp_flags: the producer warp waits for each chunk's prep item, and
@@ -672,12 +672,13 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const float2 sk = *(const float2 *)(st.sc + 8 * j + 2 * t4);
+                /* bt: TB only (the tf32 form has diag(bt) in T) */
+                const float2 bt = TB ? *(const float2 *)(st.sc + TC_C + 8 * j + 2 * t4) : make_float2(1.f, 1.f);
 #pragma unroll
                 for (int hf = 0; hf < 2; hf++) {
                     const unsigned v = vt[j][hf];
                     if constexpr (TB) { /* (row 16 w + g + 8 hf, columns 8 j + 2 t4 (+ 1)): k16 block j / 2,
                                            fragment 2 (j & 1) + hf */
-                        const float2 bt = *(const float2 *)(st.sc + TC_C + 8 * j + 2 * t4);
                         ra[j >> 1][2 * (j & 1) + hf] =
                             sp_bf2(bt.x * __uint_as_float(v << 16) - sk.x * x[4 * j + 2 * hf],
                                    bt.y * __uint_as_float(v & 0xffff0000u) - sk.y * x[4 * j + 2 * hf + 1]);
