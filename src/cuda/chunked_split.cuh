@@ -850,7 +850,11 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
        us; docs/PERF.md, session 14. With two groups per CTA (session 27): 68 CTAs on the 68 free SMs against 64,
        T=4096 110.5 / 110.3 against 112.7 / 112.9 us, T=32768 740 / 739 against 763 / 762 (with three groups 64
        had been faster, session 26); the two-rounds rule: T=1024 (256 items) 39.3 us in turn against 40.2
-       overlapped, T=2048 73.7 against 64.2, T=3072 100.1 against 86.8 */
+       overlapped, T=2048 73.7 against 64.2, T=3072 100.1 against 86.8. Session 39: and where the per-item prep in
+       turn takes more than one wave (SP_PER_SM CTAs on each SM; 396 items on the H200): within one wave all its
+       items run at once and the state pass then runs alone, at about 1.33 us a chunk against 1.38 beside the prep.
+       H200, B=1, in turn against overlapped: T=1280 45.2 against 45.7 us, T=1536 50.9 against 51.7; T=1600 (400
+       items, two waves in turn) 58.8 against 53.5 (docs/PERF.md, session 39) */
     p.prep_gx = chunk_split_prep_x(&p);
     p.prep_gy = p.Hk * (p.ratio / p.prep_vpc);
     const int64_t items = p.prep_gx * p.prep_gy * (p.cu ? 1 : p.N);
@@ -859,7 +863,8 @@ static cudaError_t launch_chunk_split_k(gdn_cuda_params p, cudaLaunchConfig_t cf
     /* (p.sp_flags: the backend's words, given only with p.prep_overlap and tokens, chunk_split_flag_words) */
     const bool ovl = pw && p.sp_flags && cfg.numAttrs > 0 && group >= p.N && 3 + items <= p.sp_flag_words &&
                      pctas >= num_sms / 4 &&
-                     (p.prep_overlap == 2 || p.prep_overlap == 3 || items >= 2 * SP_GROUPS * pctas);
+                     (p.prep_overlap == 2 || p.prep_overlap == 3 ||
+                      (items >= 2 * SP_GROUPS * pctas && items > (int64_t)SP_PER_SM * num_sms));
     if (!ovl)
         p.sp_flags = NULL;
     fn_t prep = ovl ? chunk_split_prep_persistent_kernel<DKP, F16> : chunk_split_prep_kernel<DKP, F16>;
