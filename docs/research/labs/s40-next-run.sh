@@ -4,7 +4,7 @@
 # while it keeps its work and flags (timing only: wrong results, so bench_cuda, which does not check outputs):
 # pw1 no dirty write-backs, pw2 no HBM row reads, pw3 both, pw5 the workspace never leaving L2 (the prep writes and
 # the state pass reads every chunk's blocks at the first chunk's), pw7 that and the rows. Build first, on the CPU
-# machine (build/ at HEAD; session 39 left .cubin/pw.txz, built from this patch on 8c11cae):
+# machine (build/ at HEAD; session 39 left .cubin/pw.txz, built from this patch):
 #   for n in 0 1 2 3 5 7; do docs/research/labs/lab_build.sh pw$n s39-prep-traffic-lab.patch -DGDN_LAB_PW=$n; done
 #   (cd /tmp/labs && tar cJf /work/main/.cubin/pw.txz pw{0,1,2,3,5,7}/bench_cuda)
 # and carry .cubin. Reading: the overlapped T=32768 time over 512 chunks against the in-turn state pass's rate
