@@ -1,6 +1,6 @@
 #!/bin/bash
-# Session 40, run 4: run 1's pw2 traced (tr2 = s33-overlap-trace.patch + s40-prep-traffic-lab2.patch -DGDN_LAB_PW=2;
-# tr0 the trace alone: TRACE_PATCH=s33-overlap-trace.patch lab_trace.sh tr0 / tr2 "-DGDN_LAB_PW=2"
+# Session 40, run 4: run 1's pw2 traced (tr2 = s40-overlap-trace.patch + s40-prep-traffic-lab2.patch -DGDN_LAB_PW=2;
+# tr0 the trace alone: TRACE_PATCH=s40-overlap-trace.patch lab_trace.sh tr0 / tr2 "-DGDN_LAB_PW=2"
 # s40-prep-traffic-lab2.patch), and the persistent prep alone (ncu) for nr0, nr1, pw0,
 # pw2: does the prep get faster with its rows from L2? tr1 = the trace with s40-prep-next-rows-l2.patch -DGDN_LAB_NR=1.
 set -u
