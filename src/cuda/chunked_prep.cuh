@@ -10,7 +10,8 @@
  *     sk = b gam ksc, bt = b, sq = gam qsc, cf_j = G[nt-1][j] ksc_j, gl = gam_{nt-1}     [C] each
  * except for layout 2 (the register-sourced state pass in tf32), which gets T diag(b) and sk = gam ksc (session 38).
  * One CTA of 8 warps per (chunk, key head, sequence), or per (chunk slot, key head) in a packed batch:
- *   - the raw k, q rows by cp.async into shared memory (16-bit, as given);
+ *   - the raw k, q rows by cp.async into shared memory (16-bit, as given; in the persistent prep, marked
+ *     evict-last in L2 for the state pass's copies of the same rows);
  *   - K K^T (warps 0-3) and Q K^T (warps 4-7), the lower triangle's 16-row tiles, m16n8k16 on the 16-bit values
  *     with operands by ldmatrix (exact products, f32 sums), the rows' sums of squares from the same fragments;
  *     once the norms are known, the products scaled by ksc_i ksc_j or qsc_i ksc_j in their fragments, once for
@@ -47,10 +48,29 @@
 #ifndef GDN_CUDA_CHUNKED_PREP_CUH
 #define GDN_CUDA_CHUNKED_PREP_CUH
 
+/* cp.async of 16 bytes (zero-filled where !valid) with an L2 evict-last policy (pol: sp_policy_evict_last). */
+__device__ __forceinline__ void sp_cp16_keep(void *dst, const void *src, bool valid, uint64_t pol)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;" ::"r"(d), "l"(src),
+                 "r"(valid ? 16 : 0), "l"(pol)
+                 : "memory");
+}
+__device__ __forceinline__ uint64_t sp_policy_evict_last()
+{
+    uint64_t pol;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    return pol;
+}
+
 /* Rows [tc, tc + nt) of a q or k head, raw, into shared memory by cp.async (zeros past nt and Dk): thread x
    (tid, of the item's 256) takes the 16-byte piece x % (DKP / 8) of rows x / (DKP / 8) + RS u, one pointer stepped
-   along the rows. */
-template <int DKP>
+   along the rows. KEEP (the overlapped prep at small batch): the rows' lines marked evict-last in L2, so that the
+   state pass, which reads the same rows a few chunks later by its tensor copies, finds them there. H200, three
+   rounds each (docs/PERF.md, session 40): run 5, B=1 T=2048 63.4-63.7 -> 62.8-62.9 us, T=4096 107.1 -> 106.5-106.8,
+   T=32768 711-713 -> 708-709; run 6, T=2048 63.5-63.6 -> 62.9-63.0, T=4096 107.2-107.4 -> 106.9-107.0, T=32768
+   708.6-710.1 -> 708.4-709.6. Evict-first instead: no gain. */
+template <int DKP, bool KEEP>
 __device__ __forceinline__ void sp_issue_rows(const gdn_cuda_params &P, const void *base, const int64_t *st, int64_t b,
                                               int64_t tc, int nt, int hk, unsigned short *dst, int tid)
 {
@@ -59,11 +79,15 @@ __device__ __forceinline__ void sp_issue_rows(const gdn_cuda_params &P, const vo
     const unsigned short *src =
         (const unsigned short *)base + b * st[0] + (tc + t0) * st[1] + (int64_t)hk * st[2] + c;
     const int64_t step = RS * st[1];
+    const uint64_t pol = KEEP ? sp_policy_evict_last() : 0;
 #pragma unroll
     for (int u = 0; u < TC_C / RS; u++) {
         const int t = t0 + RS * u;
         const bool ok = t < nt && c < P.Dk;
-        sp_cp16(dst + t * sp_ld16(DKP) + c, ok ? src : base, ok);
+        if (KEEP)
+            sp_cp16_keep(dst + t * sp_ld16(DKP) + c, ok ? src : base, ok, pol);
+        else
+            sp_cp16(dst + t * sp_ld16(DKP) + c, ok ? src : base, ok);
         src += step;
     }
 }
@@ -486,8 +510,8 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
         return false; /* past the sequence's (counted) tokens: the state pass never reads these blocks */
     const int nt = (int)(t1 - tc < TC_C ? t1 - tc : TC_C);
 
-    sp_issue_rows<DKP>(P, P.k, P.ks, b, tc, nt, hk, Kh, tid);
-    sp_issue_rows<DKP>(P, P.q, P.qs, b, tc, nt, hk, Qh, tid);
+    sp_issue_rows<DKP, (NG > 1)>(P, P.k, P.ks, b, tc, nt, hk, Kh, tid); /* NG > 1: the persistent prep */
+    sp_issue_rows<DKP, (NG > 1)>(P, P.q, P.qs, b, tc, nt, hk, Qh, tid);
     sp_commit();
     float gv[2], be[2]; /* warp 7: the next value head's gate values and betas, tokens 2 lane, 2 lane + 1 */
     if (warp == 7)
