@@ -48,21 +48,6 @@
 #ifndef GDN_CUDA_CHUNKED_PREP_CUH
 #define GDN_CUDA_CHUNKED_PREP_CUH
 
-/* cp.async of 16 bytes (zero-filled where !valid) with an L2 evict-last policy (pol: sp_policy_evict_last). */
-__device__ __forceinline__ void sp_cp16_keep(void *dst, const void *src, bool valid, uint64_t pol)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;" ::"r"(d), "l"(src),
-                 "r"(valid ? 16 : 0), "l"(pol)
-                 : "memory");
-}
-__device__ __forceinline__ uint64_t sp_policy_evict_last()
-{
-    uint64_t pol;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-    return pol;
-}
-
 /* Rows [tc, tc + nt) of a q or k head, raw, into shared memory by cp.async (zeros past nt and Dk): thread x
    (tid, of the item's 256) takes the 16-byte piece x % (DKP / 8) of rows x / (DKP / 8) + RS u, one pointer stepped
    along the rows. KEEP (the overlapped prep at small batch): the rows' lines marked evict-last in L2, so that the
@@ -676,6 +661,8 @@ template <int DKP, bool F16, bool TB = false>
 __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     chunk_split_prep_persistent_kernel(const __grid_constant__ gdn_cuda_params P)
 {
+    /* sp_prep_item marks the rows evict-last for NG > 1, the groups of this kernel (sp_issue_rows) */
+    static_assert(SP_GROUPS > 1, "chunk_split_prep_persistent_kernel: two or more groups per CTA");
     extern __shared__ __align__(16) unsigned char sp_raw[];
     grid_dependency_wait();
     grid_dependency_trigger(); /* every CTA past its wait: the state pass may launch (earlier work is complete) */

@@ -322,6 +322,20 @@ __device__ __forceinline__ void sp_cp16(void *dst, const void *src, bool valid)
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(valid ? 16 : 0) : "memory");
 }
+/* cp.async of 16 bytes (zero-filled where !valid) with an L2 evict-last policy (pol: sp_policy_evict_last). */
+__device__ __forceinline__ void sp_cp16_keep(void *dst, const void *src, bool valid, uint64_t pol)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;" ::"r"(d), "l"(src),
+                 "r"(valid ? 16 : 0), "l"(pol)
+                 : "memory");
+}
+__device__ __forceinline__ uint64_t sp_policy_evict_last()
+{
+    uint64_t pol;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    return pol;
+}
 __device__ __forceinline__ void sp_commit()
 {
     asm volatile("cp.async.commit_group;" ::: "memory");
