@@ -572,8 +572,8 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
             sc[TC_C + t] = bet[t];
             sc[2 * TC_C + t] = gam[t] * qsc[t];
             sc[3 * TC_C + t] = t < nt ? expf(lc[nt - 1] - lc[t]) * ksc[t] : 0.f;
-            if (t == 0)
-                wsb[SP_WSB - 4] = gam[nt - 1];
+            if (t < 8) /* gl, and zeros for the rest of its 32-byte sector (SP_WSB) */
+                wsb[SP_GL + t] = t == 0 ? gam[nt - 1] : 0.f;
         }
         if (!L12 || layout == 0)
             sp_head_solve<0, NG>(acc, lc2, bet, Lm, Tm, Xm, wsb, upd, mt, warp, g, t4, grp);

@@ -179,10 +179,17 @@ __device__ __forceinline__ unsigned rs_tf32(float x)
     return __float_as_uint(x);
 }
 
-/* The bytes a stage's copies bring: k, q, v (bf16), T (tf32), P (bf16, sp_store_p_pair), the scalars. */
-__host__ __device__ constexpr int rs_payload(int dkp)
+/* The bytes of T a stage brings: tf32, or bf16 (TB, the prep's layout 3: the first half of T's region, all that the
+   prep writes there; copying the whole region read 8 KB a chunk that no call writes, so never in L2: H200 B=1
+   T=32768 with precision BF16 700.6 -> 693.0 us, PERF.md, session 42). */
+__host__ __device__ constexpr int rs_t_bytes(bool tb)
 {
-    return 2 * dkp * TC_C * 2 + TC_C * RS_ROWS * 2 + TC_C * TC_C * 6 + (4 * TC_C + 4) * 4;
+    return TC_C * TC_C * (tb ? 2 : 4);
+}
+/* The bytes a stage's copies bring: k, q, v (bf16), T (rs_t_bytes), P (bf16, sp_store_p_pair), the scalars. */
+__host__ __device__ constexpr int rs_payload(int dkp, bool tb = false)
+{
+    return 2 * dkp * TC_C * 2 + TC_C * RS_ROWS * 2 + rs_t_bytes(tb) + TC_C * TC_C * 2 + (4 * TC_C + 4) * 4;
 }
 __host__ __device__ constexpr int rs_stage_bytes(int dkp)
 {
@@ -250,19 +257,19 @@ __device__ __forceinline__ void rs_bulk_wait()
 }
 /* A chunk's stage, issued by one thread: k, q (DKP / 64 boxes each), the v tile, T, P and the scalars, all on
    bar. Straight-line code with the tensor maps' parameter addresses as constants (a copy per lane, choosing its
-   map at run time, made the two-stage kernel spill: B=1 T=4096 17% slower). */
-template <int DKP>
+   map at run time, made the two-stage kernel spill: B=1 T=4096 17% slower). TB: T in bf16 (rs_t_bytes). */
+template <int DKP, bool TB>
 __device__ __forceinline__ void rs_issue_stage(const rs_maps &m, const rs_stage<DKP> &s, const float *wsb, int64_t b,
                                                int64_t tc, int hk, int h, int r0, uint64_t *bar)
 {
-    wg_mbar_expect(bar, (unsigned)rs_payload(DKP));
+    wg_mbar_expect(bar, (unsigned)rs_payload(DKP, TB));
 #pragma unroll
     for (int x = 0; x < DKP / 64; x++) {
         wg_tma4(s.K + x * 8192, &m.k, 64 * x, hk, (int)tc, (int)b, bar);
         wg_tma4(s.Q + x * 8192, &m.q, 64 * x, hk, (int)tc, (int)b, bar);
     }
     wg_tma4(s.V, &m.v, r0, h, (int)tc, (int)b, bar);
-    wg_bulk(s.T, wsb, TC_C * TC_C * 4, bar);
+    wg_bulk(s.T, wsb, rs_t_bytes(TB), bar);
     wg_bulk(s.P, wsb + TC_C * TC_C, TC_C * TC_C * 2, bar);
     wg_bulk(s.sc, wsb + 2 * TC_C * TC_C, (4 * TC_C + 4) * 4, bar);
 }
@@ -326,18 +333,18 @@ __device__ __forceinline__ void rs_mbar_arrive_cl(uint64_t *bar, unsigned rank)
 #endif
 }
 /* rs_issue_stage's cluster form: this CTA's v tile, and its rank's half of the shared pieces to both CTAs. */
-template <int DKP>
+template <int DKP, bool TB>
 __device__ __forceinline__ void rs_issue_stage_cl(const rs_maps &m, const rs_stage<DKP> &s, const float *wsb,
                                                   int64_t b, int64_t tc, int hk, int h, int r0, uint64_t *bar,
                                                   unsigned rank)
 {
-    wg_mbar_expect(bar, (unsigned)rs_payload(DKP));
+    wg_mbar_expect(bar, (unsigned)rs_payload(DKP, TB));
     wg_tma4(s.V, &m.v, r0, h, (int)tc, (int)b, bar);
     if (rank == 0) {
 #pragma unroll
         for (int x = 0; x < DKP / 64; x++)
             rs_tma4_mc(s.K + x * 8192, &m.k, 64 * x, hk, (int)tc, (int)b, bar, 3);
-        rs_bulk_mc(s.T, wsb, TC_C * TC_C * 4, bar, 3);
+        rs_bulk_mc(s.T, wsb, rs_t_bytes(TB), bar, 3);
     } else {
 #pragma unroll
         for (int x = 0; x < DKP / 64; x++)
@@ -476,9 +483,9 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             if (fills)
                 wg_mbar_wait<true>(&empty[0], (fills - 1) & 1);
             fills++;
-            rs_issue_stage_cl<DKP>(M, st, wsc, b, tc, hk, h, r0, bar, rank);
+            rs_issue_stage_cl<DKP, TB>(M, st, wsc, b, tc, hk, h, r0, bar, rank);
         } else {
-            rs_issue_stage<DKP>(M, st, wsc, b, tc, hk, h, r0, bar);
+            rs_issue_stage<DKP, TB>(M, st, wsc, b, tc, hk, h, r0, bar);
         }
     };
     /* after a chunk's barrier (every read of stage sb done), by thread 0: CL, the release of both CTAs' buffers;
@@ -555,8 +562,8 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                 f0 += !sb;
                 f1 += sb;
                 if (lane == 0)
-                    rs_issue_stage<DKP>(M, rs_stage<DKP>(base + sb * SB), wsn + (int64_t)c * SP_WSB, b,
-                                        t0 + (int64_t)c * TC_C, hk, h, r0, &full[sb]);
+                    rs_issue_stage<DKP, TB>(M, rs_stage<DKP>(base + sb * SB), wsn + (int64_t)c * SP_WSB, b,
+                                            t0 + (int64_t)c * TC_C, hk, h, r0, &full[sb]);
                 __syncwarp();
                 if (po) {
                     const int64_t tc = t0 + (int64_t)c * TC_C;

@@ -39,9 +39,15 @@
 #ifndef GDN_CUDA_CHUNKED_SPLIT_CUH
 #define GDN_CUDA_CHUNKED_SPLIT_CUH
 
-#define SP_WSB (2 * TC_C * TC_C + 4 * TC_C + 4) /* workspace floats per chunk: T, P, sk, bt, sq, cf, gl (+3) */
-#define SP_LDX (TC_C + 4)                       /* the solve's strips, transposed (ldmatrix rows hit 32 banks) */
-#define SP_LDV16 (TC_R + 8)                     /* a stage's v tile rows (16-bit) */
+/* Workspace floats per chunk and value head: T, P, sk, bt, sq, cf, gl at SP_GL, then zeros to the end of gl's 32-byte
+   sector (written by the prep) and padding to a whole number of 128-byte lines. So every block starts on a line and
+   no copy of the state pass reads a sector that the prep wrote only in part (or never): measured on the H200 against
+   blocks of 2 C^2 + 4 C + 4 floats, whose gl shared a sector with unwritten padding or with the next block (PERF.md,
+   session 42): B=1 T=32768 706 -> 693.5 us, T=4096 106.5 -> 105.7, B=8 T=4096 668 -> 648, B=64 T=4096 5416 -> 5294. */
+#define SP_GL (2 * TC_C * TC_C + 4 * TC_C)
+#define SP_WSB (SP_GL + 32)
+#define SP_LDX (TC_C + 4)   /* the solve's strips, transposed (ldmatrix rows hit 32 banks) */
+#define SP_LDV16 (TC_R + 8) /* a stage's v tile rows (16-bit) */
 #define SP_LDP (TC_C + 8) /* a stage's P rows: the 8-byte (row g, columns 2t, 2t + 1) reads hit 32 banks */
 #define SP_LDD (TC_R + 4) /* D rows: the (rows 2t, 2t + 1, column g) reads hit 32 banks */
 
