@@ -255,23 +255,58 @@ __device__ __forceinline__ void rs_bulk_wait()
         asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 #endif
 }
-/* A chunk's stage, issued by one thread: k, q (DKP / 64 boxes each), the v tile, T, P and the scalars, all on
-   bar. Straight-line code with the tensor maps' parameter addresses as constants (a copy per lane, choosing its
-   map at run time, made the two-stage kernel spill: B=1 T=4096 17% slower). TB: T in bf16 (rs_t_bytes). */
-template <int DKP, bool TB>
-__device__ __forceinline__ void rs_issue_stage(const rs_maps &m, const rs_stage<DKP> &s, const float *wsb, int64_t b,
-                                               int64_t tc, int hk, int h, int r0, uint64_t *bar)
+/* A stage's copies of the chunk's inputs (k, q as DKP / 64 boxes each, the v tile), and of the prep's block (T, P,
+   the scalars), completing on bar; the bytes are the caller's to expect. */
+template <int DKP>
+__device__ __forceinline__ void rs_copy_inputs(const rs_maps &m, const rs_stage<DKP> &s, int64_t b, int64_t tc, int hk,
+                                               int h, int r0, uint64_t *bar)
 {
-    wg_mbar_expect(bar, (unsigned)rs_payload(DKP, TB));
 #pragma unroll
     for (int x = 0; x < DKP / 64; x++) {
         wg_tma4(s.K + x * 8192, &m.k, 64 * x, hk, (int)tc, (int)b, bar);
         wg_tma4(s.Q + x * 8192, &m.q, 64 * x, hk, (int)tc, (int)b, bar);
     }
     wg_tma4(s.V, &m.v, r0, h, (int)tc, (int)b, bar);
+}
+template <int DKP, bool TB>
+__device__ __forceinline__ void rs_copy_block(const rs_stage<DKP> &s, const float *wsb, uint64_t *bar)
+{
     wg_bulk(s.T, wsb, rs_t_bytes(TB), bar);
     wg_bulk(s.P, wsb + TC_C * TC_C, TC_C * TC_C * 2, bar);
     wg_bulk(s.sc, wsb + 2 * TC_C * TC_C, (4 * TC_C + 4) * 4, bar);
+}
+/* A chunk's stage, issued by one thread: its inputs and the prep's block, all on bar, the whole payload expected
+   with the one arrival. Straight-line code with the tensor maps' parameter addresses as constants (a copy per
+   lane, choosing its map at run time, made the two-stage kernel spill: B=1 T=4096 17% slower). TB: T in bf16
+   (rs_t_bytes). */
+template <int DKP, bool TB>
+__device__ __forceinline__ void rs_issue_stage(const rs_maps &m, const rs_stage<DKP> &s, const float *wsb, int64_t b,
+                                               int64_t tc, int hk, int h, int r0, uint64_t *bar)
+{
+    wg_mbar_expect(bar, (unsigned)rs_payload(DKP, TB));
+    rs_copy_inputs<DKP>(m, s, b, tc, hk, h, r0, bar);
+    rs_copy_block<DKP, TB>(s, wsb, bar);
+}
+/* The same stage in two parts (the overlapped pass's first stages, before their prep items are done): the inputs,
+   their bytes expected without an arrival, so that the phase cannot complete before the second part ... */
+template <int DKP>
+__device__ __forceinline__ void rs_issue_inputs(const rs_maps &m, const rs_stage<DKP> &s, int64_t b, int64_t tc,
+                                                int hk, int h, int r0, uint64_t *bar)
+{
+#if WG_ARCH
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(bar)),
+                 "r"((unsigned)(2 * DKP * TC_C * 2 + TC_C * RS_ROWS * 2))
+                 : "memory");
+#endif
+    rs_copy_inputs<DKP>(m, s, b, tc, hk, h, r0, bar);
+}
+/* ... and, once the item's flag is seen, the prep's block with the stage's one arrival. */
+template <int DKP, bool TB>
+__device__ __forceinline__ void rs_issue_block(const rs_stage<DKP> &s, const float *wsb, uint64_t *bar)
+{
+    wg_mbar_expect(bar, (unsigned)(rs_t_bytes(TB) + TC_C * TC_C * 2 + (4 * TC_C + 4) * 4));
+    rs_copy_block<DKP, TB>(s, wsb, bar);
 }
 /* The cluster form (CL = 2, one stage; GDN_CUDA_RS_CLUSTER=1, off by default): the two row tiles of a head, a
    cluster of two CTAs, share k, q, T, P and the scalars; each CTA's thread 0 issues its own v tile and half of
@@ -549,6 +584,17 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
             (void)rs, (void)ws;
             const int nc = (int)((t1 - t0 + TC_C - 1) / TC_C);
             const int64_t px = P.cu ? sp_varlen_slot(n, t0) : 0, pz = P.cu ? 0 : n - P.n0;
+            /* overlapped, the first stages' inputs (k, q, v, which the prep does not make) are issued at once, and
+               their prep blocks once the items' flags are seen, so that the first chunks' v tiles come from HBM
+               while the prep's first items run (H200, bench_cuda, means of three rounds: B=1 T=512 24.18 -> 23.98
+               us, T=4096 105.68 -> 105.33, T=32768 699.9 -> 698.7; docs/PERF.md, session 42). A CTA's first fills
+               (one sequence per CTA: grid y = n1 - n0). */
+            const bool early = ovl && f0 == 0 && f1 == 0;
+            if (early && lane == 0)
+                for (int c = 0; c < NS && c < nc; c++)
+                    rs_issue_inputs<DKP>(M, rs_stage<DKP>(base + c * SB), b, t0 + (int64_t)c * TC_C, hk, h, r0,
+                                         &full[c]);
+            __syncwarp();
             for (int c = 0; c < nc; c++) {
                 const int sb = c % NS;
                 const int f = sb ? f1 : f0;
@@ -561,7 +607,9 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
                     wg_mbar_wait(&empty[sb], (f - 1) & 1);
                 f0 += !sb;
                 f1 += sb;
-                if (lane == 0)
+                if (lane == 0 && early && c < NS)
+                    rs_issue_block<DKP, TB>(rs_stage<DKP>(base + sb * SB), wsn + (int64_t)c * SP_WSB, &full[sb]);
+                else if (lane == 0)
                     rs_issue_stage<DKP, TB>(M, rs_stage<DKP>(base + sb * SB), wsn + (int64_t)c * SP_WSB, b,
                                             t0 + (int64_t)c * TC_C, hk, h, r0, &full[sb]);
                 __syncwarp();

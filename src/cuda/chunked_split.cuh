@@ -43,7 +43,8 @@
    sector (written by the prep) and padding to a whole number of 128-byte lines. So every block starts on a line and
    no copy of the state pass reads a sector that the prep wrote only in part (or never): measured on the H200 against
    blocks of 2 C^2 + 4 C + 4 floats, whose gl shared a sector with unwritten padding or with the next block (PERF.md,
-   session 42): B=1 T=32768 706 -> 693.5 us, T=4096 106.5 -> 105.7, B=8 T=4096 668 -> 648, B=64 T=4096 5416 -> 5294. */
+   session 42, bench_cuda, means of three rounds): B=1 T=32768 706.2 -> 693.7 us, T=4096 106.5 -> 105.7, B=8 T=4096
+   668.7 -> 648.6, B=64 T=4096 5417 -> 5294. */
 #define SP_GL (2 * TC_C * TC_C + 4 * TC_C)
 #define SP_WSB (SP_GL + 32)
 #define SP_LDX (TC_C + 4)   /* the solve's strips, transposed (ldmatrix rows hit 32 banks) */
