@@ -643,7 +643,7 @@ static void run_split(int sanitize, int wg)
     c.problem.qk_l2norm = 1;
     c.problem.algo = GDN_ALGO_CHUNKED;
     c.B = 5;
-    c.T = 130; /* 3 chunks: 2 x 3 x 8452 floats of workspace per sequence (0.19 MiB) */
+    c.T = 130; /* 3 chunks: 2 x 3 x 8480 floats of workspace per sequence (0.19 MiB; SP_WSB) */
     c.pool = GDN_CHECK_POOL_MOVE;
     c.seed = 77;
     char what[48];
@@ -666,11 +666,11 @@ static void run_split(int sanitize, int wg)
         mc.problem.num_k_heads = 16;
         mc.problem.num_v_heads = 32;
         mc.B = 20;
-        mc.T = 65; /* 2 chunks: 32 x 2 x 8452 floats per sequence (2.06 MiB) */
+        mc.T = 65; /* 2 chunks: 32 x 2 x 8480 floats per sequence (2.07 MiB) */
         mc.seed = 81;
         long long sw[5]; /* the counters before it are sg's */
         run_capped(&mc, what, sizeof what, label, "wave groups", "26", sw);
-        long long group = (26LL << 18) / (32LL * 2 * 8452); /* the cap over a sequence's floats: 12 */
+        long long group = (26LL << 18) / (32LL * 2 * 8480); /* the cap over a sequence's floats: 12 */
         const long long fit = g_sms > 0 ? group * 32 / (2LL * g_sms) * (2LL * g_sms) / 32 : 0;
         const char *stages = getenv("GDN_CUDA_RS_STAGES"); /* forced stages: the launcher keeps the cap's group */
         if (g_sm90 && fit >= 1 && !(stages && (atoi(stages) == 1 || atoi(stages) == 2)))
