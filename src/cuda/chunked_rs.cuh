@@ -180,8 +180,8 @@ __device__ __forceinline__ unsigned rs_tf32(float x)
 }
 
 /* The bytes of T a stage brings: tf32, or bf16 (TB, the prep's layout 3: the first half of T's region, all that the
-   prep writes there; copying the whole region read 8 KB a chunk that no call writes, so never in L2: H200 B=1
-   T=32768 with precision BF16 700.6 -> 693.0 us, PERF.md, session 42). */
+   prep writes there; copying the whole region read 8 KB a chunk that no call writes, most of it from HBM at long
+   T, we read: H200 B=1 T=32768 with precision BF16 700.6 -> 693.0 us, PERF.md, session 42). */
 __host__ __device__ constexpr int rs_t_bytes(bool tb)
 {
     return TC_C * TC_C * (tb ? 2 : 4);
