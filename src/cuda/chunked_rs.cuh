@@ -186,10 +186,19 @@ __host__ __device__ constexpr int rs_t_bytes(bool tb)
 {
     return TC_C * TC_C * (tb ? 2 : 4);
 }
-/* The bytes a stage's copies bring: k, q, v (bf16), T (rs_t_bytes), P (bf16, sp_store_p_pair), the scalars. */
+/* The bytes a stage's copies bring: the chunk's inputs k, q, v (bf16), and the prep's block: T (rs_t_bytes), P
+   (bf16, sp_store_p_pair), the scalars. */
+__host__ __device__ constexpr int rs_input_bytes(int dkp)
+{
+    return 2 * dkp * TC_C * 2 + TC_C * RS_ROWS * 2;
+}
+__host__ __device__ constexpr int rs_block_bytes(bool tb)
+{
+    return rs_t_bytes(tb) + TC_C * TC_C * 2 + (4 * TC_C + 4) * 4;
+}
 __host__ __device__ constexpr int rs_payload(int dkp, bool tb = false)
 {
-    return 2 * dkp * TC_C * 2 + TC_C * RS_ROWS * 2 + rs_t_bytes(tb) + TC_C * TC_C * 2 + (4 * TC_C + 4) * 4;
+    return rs_input_bytes(dkp) + rs_block_bytes(tb);
 }
 __host__ __device__ constexpr int rs_stage_bytes(int dkp)
 {
@@ -296,7 +305,7 @@ __device__ __forceinline__ void rs_issue_inputs(const rs_maps &m, const rs_stage
 #if WG_ARCH
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(
                      (unsigned)__cvta_generic_to_shared(bar)),
-                 "r"((unsigned)(2 * DKP * TC_C * 2 + TC_C * RS_ROWS * 2))
+                 "r"((unsigned)rs_input_bytes(DKP))
                  : "memory");
 #endif
     rs_copy_inputs<DKP>(m, s, b, tc, hk, h, r0, bar);
@@ -305,7 +314,7 @@ __device__ __forceinline__ void rs_issue_inputs(const rs_maps &m, const rs_stage
 template <int DKP, bool TB>
 __device__ __forceinline__ void rs_issue_block(const rs_stage<DKP> &s, const float *wsb, uint64_t *bar)
 {
-    wg_mbar_expect(bar, (unsigned)(rs_t_bytes(TB) + TC_C * TC_C * 2 + (4 * TC_C + 4) * 4));
+    wg_mbar_expect(bar, (unsigned)rs_block_bytes(TB));
     rs_copy_block<DKP, TB>(s, wsb, bar);
 }
 /* The cluster form (CL = 2, one stage; GDN_CUDA_RS_CLUSTER=1, off by default): the two row tiles of a head, a
