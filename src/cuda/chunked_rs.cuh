@@ -302,12 +302,7 @@ template <int DKP>
 __device__ __forceinline__ void rs_issue_inputs(const rs_maps &m, const rs_stage<DKP> &s, int64_t b, int64_t tc,
                                                 int hk, int h, int r0, uint64_t *bar)
 {
-#if WG_ARCH
-    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(bar)),
-                 "r"((unsigned)rs_input_bytes(DKP))
-                 : "memory");
-#endif
+    wg_mbar_expect_only(bar, (unsigned)rs_input_bytes(DKP));
     rs_copy_inputs<DKP>(m, s, b, tc, hk, h, r0, bar);
 }
 /* ... and, once the item's flag is seen, the prep's block with the stage's one arrival. */

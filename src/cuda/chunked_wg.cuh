@@ -227,6 +227,17 @@ __device__ __forceinline__ void wg_mbar_expect(uint64_t *bar, unsigned bytes)
                  : "memory");
 #endif
 }
+/* wg_mbar_expect without the arrival: bytes for copies issued before the phase's arrival (chunked_rs.cuh,
+   rs_issue_inputs), which cannot complete the phase before it. */
+__device__ __forceinline__ void wg_mbar_expect_only(uint64_t *bar, unsigned bytes)
+{
+#if WG_ARCH
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(
+                     (unsigned)__cvta_generic_to_shared(bar)),
+                 "r"(bytes)
+                 : "memory");
+#endif
+}
 /* Waits for the phase of parity `parity` to complete; CLUSTER: acquire at cluster scope (arrivals from another
    CTA of the cluster, chunked_rs.cuh), else the default (acquire, CTA scope). */
 template <bool CLUSTER = false>
