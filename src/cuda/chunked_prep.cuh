@@ -447,15 +447,47 @@ __device__ __forceinline__ void sp_head_solve(const float (&acc)[8][4], const fl
     sp_solve_t<SP_LDX, LAYOUT>(Lm, Tm, Xm, wsb, cb0, cb1, warp, g, t4);
 }
 
+/* The k, q rows of the persistent prep's item j (sp_prep_item_at's order; nothing past the items, for a packed batch,
+   or past the sequence's tokens) into L2, evict-last as sp_issue_rows loads them: one 128-byte line a thread (64 rows
+   x 2 lines x k, q = 256 threads), whole lines within a row only (none at Dk < 64). The item before it in the group's
+   turn asks once its own rows have landed (sp_prep_item's next), so that the rows phase of most items can read L2
+   rather than HBM (session 40's trace: 1.5 us from HBM, 0.8 from L2). H200 (bench_cuda, three rounds each,
+   docs/PERF.md, session 43): B=1 T=2048 62.3 -> 61.7 us, T=4096 105.9 -> 104.2, T=32768 700.7 -> 691.0. Evict-normal
+   lines (session 40) gained 1.2 us at T=4096 and lost 3 at T=32768 (our reading: among the evict-last rows they were
+   evicted before their item came, as session 40's trace found); the same prefetch before the item's own rows,
+   slower. Asked for where a sequence has at most SP_PREFETCH_CHUNKS chunks: `gdn bench` (session 43, runs 6-7, each
+   pair in one command) T=4096 105.2-105.4 -> 103.8-103.9 us, T=8192 188.8-191.6 -> 186.6-188.8, T=16384 356.8-360.6
+   -> 354.9-356.6 in every graph shape; at T=32768 it moved by -2.9 to +6.2 us with the graph's shape and the machine
+   (bench_cuda: -6 to -10), so that length keeps the plain loads. */
+#define SP_PREFETCH_CHUNKS 256
+template <int DKP>
+__device__ __forceinline__ void sp_prefetch_rows_keep(const gdn_cuda_params &P, int j, int per, int items, int tid)
+{
+    if (j < 0 || j >= items || P.cu)
+        return;
+    const int x = j / per, yz = j - x * per, z = yz / P.prep_gy, y = yz - z * P.prep_gy;
+    const int hk = y / (P.ratio / P.prep_vpc);
+    int64_t b, t0, t1;
+    seq_tokens(P, P.n0 + z, &b, &t0, &t1);
+    const int64_t tc = t0 + (int64_t)x * TC_C;
+    const int r = tid >> 2, s = tid & 3; /* token r; s: k (0, 1) or q (2, 3), columns 64 (s & 1) .. */
+    if (tc + r >= t1 || 64 * (s & 1) + 64 > P.Dk)
+        return;
+    const int64_t *st = s < 2 ? P.ks : P.qs;
+    const unsigned short *p = (const unsigned short *)(s < 2 ? P.k : P.q) + b * st[0] + (tc + r) * st[1] +
+                              (int64_t)hk * st[2] + 64 * (s & 1);
+    asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(p));
+}
 /* Pass 1 (see the header). DKP: Dk padded (32, 64 or 128); F16: f16 activations (else bf16). Grid (chunks,
    Hk ratio / prep_vpc, N), or for a packed batch (chunk slots, the same, 1): a CTA takes a key head's chunk
    and prep_vpc of the value heads that read it (all P.ratio of them where the grid is large enough), so the
    raw rows, their norms and the products K K^T, Q K^T are made once for them. */
 /* One item of pass 1: (chunk or chunk slot bx, key head group by, sequence bz of the group), by 8 warps (tid
-   0 .. 255 of group grp of NG, with sp_raw their shared memory); false where the item has no tokens. */
+   0 .. 255 of group grp of NG, with sp_raw their shared memory); false where the item has no tokens. next,
+   per, items: the persistent prep's next item of the group (sp_prefetch_rows_keep; -1: none). */
 template <int DKP, bool F16, int NG, bool TB = false>
 __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned char *sp_raw, int64_t bx, int by,
-                                             int64_t bz, int tid, int grp)
+                                             int64_t bz, int tid, int grp, int next = -1, int per = 0, int items = 0)
 {
     constexpr int LD = sp_ld16(DKP);
     constexpr bool L12 = !F16 && DKP >= 64; /* layouts 1 and 2 (the wgmma state passes) are possible */
@@ -502,6 +534,7 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
     if (warp == 7)
         sp_load_gates2(P, b, tc, nt, P.grouped ? hk * P.ratio + v0 : hk + v0 * P.Hk, gv, be);
     sp_wait<0>();
+    sp_prefetch_rows_keep<DKP>(P, next, per, items, tid); /* the persistent prep: its next item's rows into L2 */
     sp_group_sync<NG>(grp);
 
     /* products: warp (mt, keys) K K^T, warp (mt, queries) Q K^T, rows 16 mt .., the 16-column pairs of tiles
@@ -613,10 +646,10 @@ __device__ __forceinline__ int sp_items_per_chunk(const gdn_cuda_params &P)
 /* Item i of that order (per: sp_items_per_chunk) worked by a group of NG (sp_prep_item's return). */
 template <int DKP, bool F16, int NG, bool TB = false>
 __device__ __forceinline__ bool sp_prep_item_at(const gdn_cuda_params &P, unsigned char *raw, int i, int per, int tid,
-                                                int grp)
+                                                int grp, int next = -1, int items = 0)
 {
     const int x = i / per, yz = i - x * per, z = yz / P.prep_gy;
-    return sp_prep_item<DKP, F16, NG, TB>(P, raw, x, yz - z * P.prep_gy, z, tid, grp);
+    return sp_prep_item<DKP, F16, NG, TB>(P, raw, x, yz - z * P.prep_gy, z, tid, grp, next, per, items);
 }
 
 /* Pass 1 overlapped in the state-first order (P.prep_overlap 4; chunked_split.cuh, launch_chunk_split_k): a CTA
@@ -675,7 +708,10 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     const int per = sp_items_per_chunk(P), items = (int)P.prep_gx * per;
 #pragma unroll 1
     for (int i = (int)blockIdx.x * SP_GROUPS + grp; i < items; i += (int)gridDim.x * SP_GROUPS) {
-        if (sp_prep_item_at<DKP, F16, SP_GROUPS, TB>(P, raw, i, per, tid, grp)) {
+        /* the group's next item, whose rows this one brings into L2 (sp_prefetch_rows_keep), up to
+           SP_PREFETCH_CHUNKS chunks a sequence */
+        const int nx = P.prep_gx <= SP_PREFETCH_CHUNKS ? i + (int)gridDim.x * SP_GROUPS : -1;
+        if (sp_prep_item_at<DKP, F16, SP_GROUPS, TB>(P, raw, i, per, tid, grp, nx, items)) {
             if (!(P.prep_overlap == 3 && i == 0)) /* 3: tests of the state pass's bounded wait */
                 sp_flag_publish<SP_GROUPS>(P, i, tid, grp);
             else
