@@ -458,8 +458,14 @@ __device__ __forceinline__ void sp_head_solve(const float (&acc)[8][4], const fl
    slower. Asked for where a sequence has at most SP_PREFETCH_CHUNKS chunks: `gdn bench` (session 43, runs 6-7, each
    pair in one command) T=4096 105.2-105.4 -> 103.8-103.9 us, T=8192 188.8-191.6 -> 186.6-188.8, T=16384 356.8-360.6
    -> 354.9-356.6 in every graph shape; at T=32768 it moved by -2.9 to +6.2 us with the graph's shape and the machine
-   (bench_cuda: -6 to -10), so that length keeps the plain loads. */
+   (bench_cuda: -6 to -10), so that length keeps the plain loads. SP_PREFETCH_AHEAD: how many of the group's items
+   ahead (session 40: evict-normal lines two items ahead were slower than one). Both can be set at build time (labs). */
+#ifndef SP_PREFETCH_CHUNKS
 #define SP_PREFETCH_CHUNKS 256
+#endif
+#ifndef SP_PREFETCH_AHEAD
+#define SP_PREFETCH_AHEAD 1
+#endif
 template <int DKP>
 __device__ __forceinline__ void sp_prefetch_rows_keep(const gdn_cuda_params &P, int j, int per, int items, int tid)
 {
@@ -708,9 +714,9 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     const int per = sp_items_per_chunk(P), items = (int)P.prep_gx * per;
 #pragma unroll 1
     for (int i = (int)blockIdx.x * SP_GROUPS + grp; i < items; i += (int)gridDim.x * SP_GROUPS) {
-        /* the group's next item, whose rows this one brings into L2 (sp_prefetch_rows_keep), up to
-           SP_PREFETCH_CHUNKS chunks a sequence */
-        const int nx = P.prep_gx <= SP_PREFETCH_CHUNKS ? i + (int)gridDim.x * SP_GROUPS : -1;
+        /* the group's next item (SP_PREFETCH_AHEAD), whose rows this one brings into L2 (sp_prefetch_rows_keep), up
+           to SP_PREFETCH_CHUNKS chunks a sequence */
+        const int nx = P.prep_gx <= SP_PREFETCH_CHUNKS ? i + SP_PREFETCH_AHEAD * (int)gridDim.x * SP_GROUPS : -1;
         if (sp_prep_item_at<DKP, F16, SP_GROUPS, TB>(P, raw, i, per, tid, grp, nx, items)) {
             if (!(P.prep_overlap == 3 && i == 0)) /* 3: tests of the state pass's bounded wait */
                 sp_flag_publish<SP_GROUPS>(P, i, tid, grp);
