@@ -11,7 +11,8 @@
  * except for layout 2 (the register-sourced state pass in tf32), which gets T diag(b) and sk = gam ksc (session 38).
  * One CTA of 8 warps per (chunk, key head, sequence), or per (chunk slot, key head) in a packed batch:
  *   - the raw k, q rows by cp.async into shared memory (16-bit, as given; in the persistent prep, marked
- *     evict-last in L2 for the state pass's copies of the same rows);
+ *     evict-last in L2 for the state pass's copies of the same rows, and, up to 256 chunks a sequence, the
+ *     group's next item's rows prefetched into L2 once these have landed: sp_prefetch_rows_keep);
  *   - K K^T (warps 0-3) and Q K^T (warps 4-7), the lower triangle's 16-row tiles, m16n8k16 on the 16-bit values
  *     with operands by ldmatrix (exact products, f32 sums), the rows' sums of squares from the same fragments;
  *     once the norms are known, the products scaled by ksc_i ksc_j or qsc_i ksc_j in their fragments, once for
