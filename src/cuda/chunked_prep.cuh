@@ -454,13 +454,27 @@ __device__ __forceinline__ void sp_head_solve(const float (&acc)[8][4], const fl
    turn asks once its own rows have landed (sp_prep_item's next), so that the rows phase of most items can read L2
    rather than HBM (session 40's trace: 1.5 us from HBM, 0.8 from L2). H200 (bench_cuda, three rounds each,
    docs/PERF.md, session 43): B=1 T=2048 62.3 -> 61.7 us, T=4096 105.9 -> 104.2, T=32768 700.7 -> 691.0. Evict-normal
-   lines (session 40) gained 1.2 us at T=4096 and lost 3 at T=32768 (our reading: among the evict-last rows they were
-   evicted before their item came, as session 40's trace found); the same prefetch before the item's own rows,
-   slower. Asked for where a sequence has at most SP_PREFETCH_CHUNKS chunks: `gdn bench` (session 43, runs 6-7, each
-   pair in one command) T=4096 105.2-105.4 -> 103.8-103.9 us, T=8192 188.8-191.6 -> 186.6-188.8, T=16384 356.8-360.6
-   -> 354.9-356.6 in every graph shape; at T=32768 it moved by -2.9 to +6.2 us with the graph's shape and the machine
-   (bench_cuda: -6 to -10), so that length keeps the plain loads. SP_PREFETCH_AHEAD: how many of the group's items
-   ahead (session 40: evict-normal lines two items ahead were slower than one). Both can be set at build time (labs). */
+   lines (session 40's form, in the same run) gained 1.2 us at T=4096 and lost 3 at T=32768 (our reading: among the
+   evict-last rows they were evicted before their item came, as session 40's trace found); the same prefetch before the
+   item's own rows, slower. Asked for where a sequence has at most SP_PREFETCH_CHUNKS chunks: `gdn bench` (session 43,
+   runs 6-7, each pair in one command) T=4096 105.2-105.4 -> 103.8-103.9 us, T=8192 188.8-191.6 -> 186.6-188.8, T=16384
+   356.8-360.6 -> 354.9-356.6 in every graph shape; at T=32768 it moved by -2.9 to +6.2 us with the graph's shape and
+   the machine (bench_cuda: -6 to -10), so that length keeps the plain loads. SP_PREFETCH_AHEAD: how many of the
+   group's items ahead (session 40: evict-normal lines two items ahead were slower than one). Both can be set at build
+   time (labs). */
+/* Item i of the prep's order (per: sp_items_per_chunk): chunk (slot) x, key head group y, sequence z of the group;
+   and the key head of group y. */
+__device__ __forceinline__ void sp_item_xyz(const gdn_cuda_params &P, int i, int per, int *x, int *y, int *z)
+{
+    *x = i / per;
+    const int yz = i - *x * per;
+    *z = yz / P.prep_gy;
+    *y = yz - *z * P.prep_gy;
+}
+__device__ __forceinline__ int sp_item_hk(const gdn_cuda_params &P, int y)
+{
+    return y / (P.ratio / P.prep_vpc);
+}
 #ifndef SP_PREFETCH_CHUNKS
 #define SP_PREFETCH_CHUNKS 256
 #endif
@@ -472,8 +486,9 @@ __device__ __forceinline__ void sp_prefetch_rows_keep(const gdn_cuda_params &P, 
 {
     if (j < 0 || j >= items || P.cu)
         return;
-    const int x = j / per, yz = j - x * per, z = yz / P.prep_gy, y = yz - z * P.prep_gy;
-    const int hk = y / (P.ratio / P.prep_vpc);
+    int x, y, z;
+    sp_item_xyz(P, j, per, &x, &y, &z);
+    const int hk = sp_item_hk(P, y);
     int64_t b, t0, t1;
     seq_tokens(P, P.n0 + z, &b, &t0, &t1);
     const int64_t tc = t0 + (int64_t)x * TC_C;
@@ -507,7 +522,7 @@ __device__ __forceinline__ bool sp_prep_item(const gdn_cuda_params &P, unsigned 
     float *lc2 = lc + TC_C, *bet = lc2 + TC_C, *ksc = bet + TC_C, *qsc = ksc + TC_C, *gam = qsc + TC_C;
 
     const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
-    const int hk = by / (P.ratio / P.prep_vpc);
+    const int hk = sp_item_hk(P, by);
     const int v0 = by % (P.ratio / P.prep_vpc) * P.prep_vpc; /* this CTA's first value head of hk's */
     int64_t n = P.n0 + bz, c = bx;
     const bool upd = warp < 4;
@@ -655,8 +670,9 @@ template <int DKP, bool F16, int NG, bool TB = false>
 __device__ __forceinline__ bool sp_prep_item_at(const gdn_cuda_params &P, unsigned char *raw, int i, int per, int tid,
                                                 int grp, int next = -1, int items = 0)
 {
-    const int x = i / per, yz = i - x * per, z = yz / P.prep_gy;
-    return sp_prep_item<DKP, F16, NG, TB>(P, raw, x, yz - z * P.prep_gy, z, tid, grp, next, per, items);
+    int x, y, z;
+    sp_item_xyz(P, i, per, &x, &y, &z);
+    return sp_prep_item<DKP, F16, NG, TB>(P, raw, x, y, z, tid, grp, next, per, items);
 }
 
 /* Pass 1 overlapped in the state-first order (P.prep_overlap 4; chunked_split.cuh, launch_chunk_split_k): a CTA
