@@ -12,7 +12,8 @@
  * One CTA of 8 warps per (chunk, key head, sequence), or per (chunk slot, key head) in a packed batch:
  *   - the raw k, q rows by cp.async into shared memory (16-bit, as given; in the persistent prep, marked
  *     evict-last in L2 for the state pass's copies of the same rows, and, up to 256 chunks a sequence, the
- *     group's next item's rows prefetched into L2 once these have landed: sp_prefetch_rows_keep);
+ *     group's next item's rows prefetched into L2 once these have landed: sp_prefetch_rows_keep; each group's
+ *     first item's rows before the kernel's wait for earlier work);
  *   - K K^T (warps 0-3) and Q K^T (warps 4-7), the lower triangle's 16-row tiles, m16n8k16 on the 16-bit values
  *     with operands by ldmatrix (exact products, f32 sums), the rows' sums of squares from the same fragments;
  *     once the norms are known, the products scaled by ksc_i ksc_j or qsc_i ksc_j in their fragments, once for
@@ -450,7 +451,8 @@ __device__ __forceinline__ void sp_head_solve(const float (&acc)[8][4], const fl
 
 /* The k, q rows of the persistent prep's item j (sp_prep_item_at's order; nothing past the items, for a packed batch,
    or past the sequence's tokens) into L2, evict-last as sp_issue_rows loads them: one 128-byte line a thread (64 rows
-   x 2 lines x k, q = 256 threads), whole lines within a row only (none at Dk < 64). The item before it in the group's
+   x 2 lines x k, q = 256 threads), whole lines within a row only (none at Dk < 64). The persistent kernel asks for its
+   groups' first items before its wait for earlier work; the item before it in the group's
    turn asks once its own rows have landed (sp_prep_item's next), so that the rows phase of most items can read L2
    rather than HBM (session 40's trace: 1.5 us from HBM, 0.8 from L2). H200 (bench_cuda, three rounds each,
    docs/PERF.md, session 43): B=1 T=2048 62.3 -> 61.7 us, T=4096 105.9 -> 104.2, T=32768 700.7 -> 691.0. Evict-normal
@@ -720,6 +722,16 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     /* sp_prep_item marks the rows evict-last for NG > 1, the groups of this kernel (sp_issue_rows) */
     static_assert(SP_GROUPS > 1, "chunk_split_prep_persistent_kernel: two or more groups per CTA");
     extern __shared__ __align__(16) unsigned char sp_raw[];
+    /* before the wait for earlier work: each group's first item's k, q rows into L2 (evict-last, as they are
+       loaded), where finding them reads no device memory (no cu_seqlens, no counts). L2 is the point of coherence,
+       so a line prefetched before an earlier kernel writes it takes that write. Where the earlier kernel lets this
+       grid launch before it ends (the previous call's overlapped state pass, chunked_rs.cuh), the rows arrive
+       during its last chunks, and the first round's items find them in L2 (docs/PERF.md, session 44). */
+    if (!P.cu && !P.num_tokens) {
+        const int per = sp_items_per_chunk(P);
+        sp_prefetch_rows_keep<DKP>(P, (int)blockIdx.x * SP_GROUPS + (int)threadIdx.y, per, (int)P.prep_gx * per,
+                                   (int)threadIdx.x);
+    }
     grid_dependency_wait();
     grid_dependency_trigger(); /* every CTA past its wait: the state pass may launch (earlier work is complete) */
     if (P.checked && __ldcg(&P.words->call_error))

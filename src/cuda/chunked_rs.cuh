@@ -547,6 +547,16 @@ __global__ void __launch_bounds__(PW ? 160 : 128, 3 - NS)
         if (tid == 0)
             sp_state_started(P);
         grid_dependency_trigger();
+    } else if (ovl) {
+        /* overlapped in the default order (one wave; the persistent prep on the SMs this grid leaves): the stream's
+           next kernel may launch now. It lands on the prep's SMs as the prep ends, some microseconds before this
+           grid does, and every kernel of this library waits for this grid's completion (griddepcontrol.wait)
+           before any access but an L2 prefetch; the next call's persistent prep prefetches its first rows there
+           (chunked_prep.cuh). H200 (gdn bench, graphs of calls back to back, two rounds, docs/PERF.md session 44):
+           B=1 T=2048 61.5 -> 61.1 us, T=4096 103.6-104.0 -> 102.7-102.8, T=16384 354.9-356.7 -> 351.9-354.0,
+           T=32768 690.9-691.3 -> 688.5-689.8; one call a graph, no change (T=4096 105.6-105.7 -> 105.7-105.9);
+           the trigger without the prefetch, no gain (T=2048 +0.6). */
+        grid_dependency_trigger();
     }
     if (P.checked && __ldcg(&P.words->call_error)) { /* in the state-first order the count cleared as at the end */
         if (ovl && P.prep_overlap == 4 && tid == 0)
