@@ -27,6 +27,10 @@ struct gdn_cuda_context {
     int fast_cv;                 /* GDN_CUDA_FAST_CV (tests, measurements): 0 = the fast path reads the call's
                                     conventions from the parameters, never a compiled-in form (fast_cv_of); 1
                                     (default) = where the call has one */
+    int64_t l2_bytes;            /* the device's L2 (cudaDevAttrL2CacheSize) */
+    int l2_keep;                 /* GDN_CUDA_L2_KEEP (tests, measurements): the fast path's pre-wait prefetch
+                                    evict-last: -1 (default) where the call's state bytes exceed l2_bytes, 0
+                                    never, 1 always */
     gdn_cuda_words *words;       /* device */
     gdn_cuda_words *host_words;  /* pinned, for synchronize */
     unsigned long long *stamps;  /* device, zero between calls */
@@ -146,6 +150,14 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->fast_j = fast_j ? atoi(fast_j) : 0;
     const char *fast_cv = getenv("GDN_CUDA_FAST_CV");
     c->fast_cv = !(fast_cv && fast_cv[0] == '0');
+    const char *l2k = getenv("GDN_CUDA_L2_KEEP");
+    c->l2_keep = l2k && l2k[0] == '0' ? 0 : l2k && l2k[0] == '1' ? 1 : -1;
+    int l2 = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess) { /* a hint only: none */
+        (void)cudaGetLastError();
+        l2 = 0;
+    }
+    c->l2_bytes = l2;
     const char *split = getenv("GDN_CUDA_CHUNK_SPLIT");
     c->chunk_split = split && split[0] == '0'   ? 0
                      : split && split[0] == '1' ? 1
@@ -455,6 +467,12 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.rs_cluster = c->rs_cluster;
     p.prep_vpc = c->prep_share; /* the launcher turns it into value heads per CTA */
     chunk_flags(c, &p);
+    /* the fast path's pre-wait prefetch evict-last where the call's states outgrow L2: there the first CTAs' rows,
+       fetched during the previous call's last CTAs, were evicted before their loads came (H200, gdn bench: decode
+       B=64 67.08 -> 66.20 us, 96.2% -> 97.5% of the copy rate; B=256 260.3 -> 256.2; verify T=4 B=64 73.2 -> 72.3;
+       but decode B=1 1.92 -> 2.03 and B=8 9.46 -> 9.51 with it always on; docs/PERF.md, session 44) */
+    p.l2_keep = c->l2_keep >= 0 ? c->l2_keep
+                                : c->l2_bytes > 0 && (double)p.N * p.Hv * p.Dv * p.Dk * 4.0 > (double)c->l2_bytes;
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
                                        c->fast_lpr, c->fast_j, c->fast_cv)) != cudaSuccess) {
         (void)cudaGetLastError();

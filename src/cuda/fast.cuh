@@ -24,7 +24,8 @@
  * stop for the arithmetic. FL lanes share a row; lane
  * l of a row holds the float4s i * FL + l (i < KV) of the row, KV = D / (4 FL), so the row's lanes
  * read FL * 16 contiguous bytes per instruction. Before griddepcontrol.wait each warp prefetches its
- * rows into L2; after it every thread issues all its state loads (16-byte vectors) at once, then the
+ * rows into L2 (evict-last where the call's state outgrows L2: params.cuh, l2_keep); after it every
+ * thread issues all its state loads (16-byte vectors) at once, then the
  * CTA stages the tokens' inputs once: G = D / 8 lanes per token each load 8 elements of q_t and k_t
  * (16-byte vectors), store them into shared memory (16-bit inputs as loaded, f32 inputs and dense capture as
  * f32) and reduce |q|^2, |k|^2, k.q over the group
@@ -445,7 +446,7 @@ __global__ void __launch_bounds__(FAST_THREADS, OCC ? 8 : 4) fast_kernel(const _
     if (P.early_trigger)
         grid_dependency_trigger();
     if (lane == 0 && tp) /* a quarter of the CTA's J * ROWS contiguous rows into L2 per warp, while earlier work finishes */
-        prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
+        prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4), P.l2_keep);
     grid_dependency_wait();
     /* the check found an error: write nothing (here before the state loads: loaded beside them, as fast1_kernel
        does, the verdict cost default-slot verify B=8 T=4 12.59 -> 12.84 us; docs/PERF.md, session 23) */
@@ -564,7 +565,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast1_kernel(const __grid_con
     if (P.early_trigger)
         grid_dependency_trigger();
     if (lane == 0 && tp)
-        prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4));
+        prefetch_l2(tp + warp * (J * RPW * D), (unsigned)(J * RPW * D * 4), P.l2_keep);
     grid_dependency_wait();
     /* the check kernel's verdict, loaded beside the state rows and obeyed once they are issued (rows of slots in
        range only, fast_tiles: safe to read whatever the verdict; H200 decode with slot arrays: docs/PERF.md, session

@@ -27,7 +27,8 @@
  * rows are updated over the T tokens and stored from registers (16-byte stores). A negative read slot
  * loads nothing (zeros), a negative write slot stores nothing. The item's inputs (q and k rows, the
  * tiles' v values) come by bulk copies, one item ahead, into two input buffers; its gates by plain
- * loads, one item ahead. Before griddepcontrol.wait each warp prefetches its first tile's rows into L2.
+ * loads, one item ahead. Before griddepcontrol.wait each warp prefetches its first tile's rows into L2
+ * (evict-last where the call's state outgrows L2: params.cuh, l2_keep).
  *
  * Per item: one barrier (the last item is done), fast_stage_qk from the input buffer (q, k as f32, or as
  * loaded for 16-bit inputs and widened in the token loop: H200 verify T=4 B=64 78.7 -> 77.4 us, session 22; the
@@ -232,7 +233,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
     if (P.early_trigger)
         grid_dependency_trigger();
     if (lane == 0 && rd0) /* this warp's rows of its first tile into L2 while earlier work finishes */
-        prefetch_l2(rd0, WB * 4);
+        prefetch_l2(rd0, WB * 4, P.l2_keep);
     grid_dependency_wait();
     if (P.checked && __ldcg(&P.words->call_error)) /* the check found an error: write nothing */
         return;

@@ -100,6 +100,8 @@ typedef struct gdn_cuda_params {
                        slots after their wait and check their range themselves (every CTA reaches the same verdict;
                        the first CTA records it); any other kernel launches the check kernel first */
     int early_trigger; /* let the next kernel in the stream launch at once */
+    int l2_keep;       /* fast path: its pre-wait L2 prefetch of the state evict-last (prefetch_l2), set where the
+                          call's state is larger than L2 (backend.cu) */
     int fast_jlog;     /* fast path: log2 of the state tiles each CTA walks (fast.cuh) */
     int algo_chunked;  /* the chunked algorithm chosen (gdn_cuda_chunk_chosen): the chunked kernel where it applies */
     int chunk_tc;      /* the chunked kernel on tensor cores (problem.precision BF16, the CUDA default;

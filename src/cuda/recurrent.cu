@@ -276,14 +276,23 @@ __device__ __forceinline__ float dot_row(const float4 (&a)[KV], const float4 (&b
     return p[0];
 }
 
-/* Bring `bytes` (a multiple of 16, 16-byte aligned) at p into L2, asynchronously. */
-__device__ __forceinline__ void prefetch_l2(const void *p, unsigned bytes)
+/* Bring `bytes` (a multiple of 16, 16-byte aligned) at p into L2, asynchronously; keep: with an evict-last cache
+   policy (the fast path where the call's state outgrows L2: params.cuh, l2_keep). */
+__device__ __forceinline__ void prefetch_l2(const void *p, unsigned bytes, bool keep = false)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+    if (keep) {
+        uint64_t pol;
+        asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+        asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(p), "r"(bytes), "l"(pol)
+                     : "memory");
+    } else {
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+    }
 #else
     (void)p;
     (void)bytes;
+    (void)keep;
 #endif
 }
 
