@@ -30,7 +30,10 @@
  *      GDN_CUDA_PREP_SHARE=1 too ("chunk split wg64": that state pass at 64 state rows per CTA, counted, and
  *      every prep CTA per key head, which small calls otherwise take per value head), then with
  *      GDN_CUDA_CHUNK_SPLIT=3 ("chunk split rs": the state pass on wgmma with register-sourced operands,
- *      chunked_rs.cuh, counted);
+ *      chunked_rs.cuh, counted); then (full and rs runs) the overlap's bounded wait, and calls chained on one
+ *      stream without synchronization (run_chain: the Qwen layer's 4096 tokens and a decode as one chunked
+ *      call, and as two, agreeing to 1e-5: each call's reads after the previous call's completion, though its
+ *      overlapped state pass lets the next call launch early);
  *   3. large batches: 70000 sequences (more grid blocks than 65535 and a long index check; token loop
  *      and chunked kernel) and
  *      3000 sequences of the Qwen3.6 shape's ratio with small heads;
@@ -1070,6 +1073,164 @@ static void run_prep_wait(void)
     gdn_cuda_free(be);
     gdn_cuda_free(pool);
     gdn_context_destroy(ctx);
+}
+
+/* Chained calls on one stream, no host synchronization between dependent calls: the Qwen layer at B = 1 (bf16
+   inputs, f32 outputs, the f32 state in place in a pool of one slot), 4096 tokens as one chunked call and then a
+   decode, against the same tokens as two chunked calls of 2048 and the same decode in a second pool, every call issued
+   back to back. Where the overlapped two passes run (sm_90 with programmatic launches), each state pass lets the
+   stream's next kernel launch at its start, and the next call's prep prefetches into L2 before its wait
+   (chunked_rs.cuh, chunked_prep.cuh; session 44): every read of a call's results must still follow that call's
+   completion. The chunk boundaries coincide, so the two runs agree to rounding (1e-5 relative RMS asked); a state read
+   before the previous call had written it would differ by O(1). */
+static void run_chain(void)
+{
+    enum { T1 = 2048, T = 2 * T1, HK = 16, HV = 32, D = 128 };
+    const size_t nq = (size_t)(T + 1) * HK * D, nv = (size_t)(T + 1) * HV * D, ng = (size_t)(T + 1) * HV,
+                 ns = (size_t)HV * D * D;
+    uint16_t *hq = (uint16_t *)malloc(nq * 2), *hk = (uint16_t *)malloc(nq * 2), *hv = (uint16_t *)malloc(nv * 2);
+    float *hg = (float *)malloc(ng * 4), *hb = (float *)malloc(ng * 4), *hs = (float *)malloc(ns * 4);
+    float *ra = (float *)malloc(nv * 4), *rb = (float *)malloc(nv * 4), *sa = (float *)malloc(ns * 4),
+          *sb = (float *)malloc(ns * 4);
+    double *dref = (double *)malloc((nv > ns ? nv : ns) * sizeof(double));
+    uint16_t *q = (uint16_t *)gdn_cuda_malloc(nq * 2), *k = (uint16_t *)gdn_cuda_malloc(nq * 2);
+    uint16_t *v = (uint16_t *)gdn_cuda_malloc(nv * 2);
+    float *g = (float *)gdn_cuda_malloc(ng * 4), *be = (float *)gdn_cuda_malloc(ng * 4);
+    float *oa = (float *)gdn_cuda_malloc(nv * 4), *ob = (float *)gdn_cuda_malloc(nv * 4);
+    float *pa = (float *)gdn_cuda_malloc(ns * 4), *pb = (float *)gdn_cuda_malloc(ns * 4);
+    gdn_context *ctx = NULL;
+    gdn_context_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = GDN_BACKEND_CUDA;
+    const gdn_status cs = gdn_context_create(&d, &ctx);
+    if (cs != GDN_STATUS_SUCCESS || !hq || !hk || !hv || !hg || !hb || !hs || !ra || !rb || !sa || !sb || !dref || !q ||
+        !k || !v || !g || !be || !oa || !ob || !pa || !pb) {
+        EXPECT(0, "chain: setup failed (%s)", cs != GDN_STATUS_SUCCESS ? gdn_last_error(NULL) : "out of memory");
+        goto done;
+    }
+    {
+        gdn_rng r;
+        gdn_rng_seed(&r, 44);
+        for (size_t i = 0; i < nq; i++) {
+            hq[i] = gdn_f32_to_bf16((float)gdn_rng_normal(&r));
+            hk[i] = gdn_f32_to_bf16((float)gdn_rng_normal(&r));
+        }
+        for (size_t i = 0; i < nv; i++)
+            hv[i] = gdn_f32_to_bf16((float)gdn_rng_normal(&r));
+        for (size_t i = 0; i < ng; i++) {
+            hg[i] = (float)(-0.001 - 0.2 * gdn_rng_uniform(&r)); /* log decays: 0.82 .. 0.999 a token */
+            hb[i] = (float)(0.05 + 0.9 * gdn_rng_uniform(&r));
+        }
+        for (size_t i = 0; i < ns; i++)
+            hs[i] = (float)(0.1 * gdn_rng_normal(&r));
+        if (gdn_cuda_memcpy(q, hq, nq * 2) || gdn_cuda_memcpy(k, hk, nq * 2) || gdn_cuda_memcpy(v, hv, nv * 2) ||
+            gdn_cuda_memcpy(g, hg, ng * 4) || gdn_cuda_memcpy(be, hb, ng * 4) || gdn_cuda_memcpy(pa, hs, ns * 4) ||
+            gdn_cuda_memcpy(pb, hs, ns * 4) || gdn_cuda_memset(oa, 0xff, nv * 4) || gdn_cuda_memset(ob, 0xff, nv * 4)) {
+            EXPECT(0, "chain: upload failed");
+            goto done;
+        }
+    }
+    {
+        gdn_problem p;
+        memset(&p, 0, sizeof p);
+        p.num_k_heads = HK;
+        p.num_v_heads = HV;
+        p.k_dim = p.v_dim = D;
+        p.qk_l2norm = 1;
+        p.dtype = GDN_DTYPE_BF16;
+        p.out_dtype = GDN_DTYPE_F32;
+        /* (first token, tokens, out, pool, algo) of each call: one run into oa / pa, the other into ob / pb */
+        const struct {
+            int64_t t0, n;
+            float *out, *pool;
+            gdn_algo algo;
+        } calls[5] = {{0, T, oa, pa, GDN_ALGO_CHUNKED},      {T, 1, oa, pa, GDN_ALGO_AUTO},
+                      {0, T1, ob, pb, GDN_ALGO_CHUNKED},     {T1, T1, ob, pb, GDN_ALGO_CHUNKED},
+                      {T, 1, ob, pb, GDN_ALGO_AUTO}};
+#ifdef GDN_HAVE_CUDA
+        const long long o0 = gdn_cuda_split_overlap_calls();
+#endif
+        for (int c = 0; c < 5; c++) {
+            const int64_t t0 = calls[c].t0, n = calls[c].n;
+            p.algo = calls[c].algo;
+            gdn_batch b;
+            memset(&b, 0, sizeof b);
+            b.batch_size = 1;
+            b.seq_len = n;
+            gdn_tensors t;
+            memset(&t, 0, sizeof t);
+            const int64_t sq[4] = {1, n, HK, D}, sv[4] = {1, n, HV, D}, sg[3] = {1, n, HV}, sp[4] = {1, HV, D, D};
+            t.q = gdn_tensor_contiguous(q + t0 * HK * D, 4, sq);
+            t.k = gdn_tensor_contiguous(k + t0 * HK * D, 4, sq);
+            t.v = gdn_tensor_contiguous(v + t0 * HV * D, 4, sv);
+            t.out = gdn_tensor_contiguous(calls[c].out + t0 * HV * D, 4, sv);
+            t.g = gdn_tensor_contiguous(g + t0 * HV, 3, sg);
+            t.beta = gdn_tensor_contiguous(be + t0 * HV, 3, sg);
+            t.state.pool = gdn_tensor_contiguous(calls[c].pool, 4, sp);
+            const gdn_status st = gdn_forward(ctx, &p, &b, &t); /* no synchronization until all five are issued */
+            EXPECT(st == GDN_STATUS_SUCCESS, "chain: call %d (%lld tokens from %lld) returned %s (%s)", c,
+                   (long long)n, (long long)t0, gdn_status_string(st), gdn_last_error(ctx));
+        }
+        const gdn_status st = gdn_context_synchronize(ctx);
+        EXPECT(st == GDN_STATUS_SUCCESS, "chain: synchronize returned %s (%s)", gdn_status_string(st),
+               gdn_last_error(ctx));
+#ifdef GDN_HAVE_CUDA
+        { /* the chunked calls took the overlap where it applies (unless the caller turned it off) */
+            const char *ov = getenv("GDN_CUDA_PREP_OVERLAP");
+            const long long o = gdn_cuda_split_overlap_calls() - o0;
+            printf("chain: %lld of 3 chunked calls with the passes overlapped\n", o);
+            if (overlap_applies() && !(ov && ov[0] == '0'))
+                EXPECT(o == 3, "chain: %lld of the 3 chunked calls overlapped", o);
+        }
+#endif
+    }
+    if (gdn_cuda_memcpy(ra, oa, nv * 4) || gdn_cuda_memcpy(rb, ob, nv * 4) || gdn_cuda_memcpy(sa, pa, ns * 4) ||
+        gdn_cuda_memcpy(sb, pb, ns * 4)) {
+        EXPECT(0, "chain: download failed");
+        goto done;
+    }
+    {
+        for (size_t i = 0; i < nv; i++)
+            dref[i] = ra[i];
+        const double eo = gdn_check_rel_rms(rb, dref, nv);
+        for (size_t i = 0; i < ns; i++)
+            dref[i] = sa[i];
+        const double es = gdn_check_rel_rms(sb, dref, ns);
+        int finite = 1; /* the single call's own results finite (its accuracy is the conformance suite's) */
+        for (size_t i = 0; i < nv && finite; i++)
+            finite = isfinite(ra[i]);
+        for (size_t i = 0; i < ns && finite; i++)
+            finite = isfinite(sa[i]);
+        printf("chain: split against single call, rel RMS out %.3g, final state %.3g\n", eo, es);
+        g_run++;
+        if (!(finite && eo <= 1e-5 && es <= 1e-5)) {
+            printf("FAIL chain: 2 x %d tokens and a decode against %d and a decode: out %.3g, state %.3g%s\n", T1, T,
+                   eo, es, finite ? "" : " (the single call's results not finite)");
+            g_failed++;
+        }
+    }
+done:
+    gdn_context_destroy(ctx);
+    gdn_cuda_free(q);
+    gdn_cuda_free(k);
+    gdn_cuda_free(v);
+    gdn_cuda_free(g);
+    gdn_cuda_free(be);
+    gdn_cuda_free(oa);
+    gdn_cuda_free(ob);
+    gdn_cuda_free(pa);
+    gdn_cuda_free(pb);
+    free(hq);
+    free(hk);
+    free(hv);
+    free(hg);
+    free(hb);
+    free(hs);
+    free(ra);
+    free(rb);
+    free(sa);
+    free(sb);
+    free(dref);
 }
 
 static void run_errors(void)
@@ -2600,6 +2761,7 @@ int main(int argc, char **argv)
         const long long o1 = gdn_cuda_split_overlap_calls();
 #endif
         run_prep_wait();
+        run_chain();
 #ifdef GDN_HAVE_CUDA
         { /* the cluster form where asked for (one stage, the Qwen layer's Dv = 128: two tiles), else never */
             const char *cl = getenv("GDN_CUDA_RS_CLUSTER"), *ns = getenv("GDN_CUDA_RS_STAGES");
@@ -2678,8 +2840,10 @@ int main(int argc, char **argv)
 #endif
             env_restore(&ov);
         }
-        if (!sanitize) /* the overlap's bounded wait (4 s) */
+        if (!sanitize) { /* the overlap's bounded wait (4 s); calls chained without synchronization */
             run_prep_wait();
+            run_chain();
+        }
         env_restore(&split);
         env_restore(&ws);
     } else {
