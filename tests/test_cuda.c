@@ -1131,14 +1131,7 @@ static void run_chain(void)
         }
     }
     {
-        gdn_problem p;
-        memset(&p, 0, sizeof p);
-        p.num_k_heads = HK;
-        p.num_v_heads = HV;
-        p.k_dim = p.v_dim = D;
-        p.qk_l2norm = 1;
-        p.dtype = GDN_DTYPE_BF16;
-        p.out_dtype = GDN_DTYPE_F32;
+        gdn_problem p = qwen_case(GDN_DTYPE_BF16).problem; /* f32 outputs, log gate */
         /* (first token, tokens, out, pool, algo) of each call: one run into oa / pa, the other into ob / pb */
         const struct {
             int64_t t0, n;

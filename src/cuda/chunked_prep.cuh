@@ -722,27 +722,24 @@ __global__ void __launch_bounds__(SP_GROUPS * TC_THREADS, 1)
     /* sp_prep_item marks the rows evict-last for NG > 1, the groups of this kernel (sp_issue_rows) */
     static_assert(SP_GROUPS > 1, "chunk_split_prep_persistent_kernel: two or more groups per CTA");
     extern __shared__ __align__(16) unsigned char sp_raw[];
+    /* the group and its thread: the block's y and x indices; the group's first item */
+    const int grp = (int)threadIdx.y, tid = (int)threadIdx.x, i0 = (int)blockIdx.x * SP_GROUPS + grp;
+    /* 32-bit item arithmetic: the overlap is taken only where the items fit the flag words (chunk_split_flag_words) */
+    const int per = sp_items_per_chunk(P), items = (int)P.prep_gx * per;
     /* before the wait for earlier work: each group's first item's k, q rows into L2 (evict-last, as they are
        loaded), where finding them reads no device memory (no cu_seqlens, no counts). L2 is the point of coherence,
        so a line prefetched before an earlier kernel writes it takes that write. Where the earlier kernel lets this
        grid launch before it ends (the previous call's overlapped state pass, chunked_rs.cuh), the rows arrive
        during its last chunks, and the first round's items find them in L2 (docs/PERF.md, session 44). */
-    if (!P.cu && !P.num_tokens) {
-        const int per = sp_items_per_chunk(P);
-        sp_prefetch_rows_keep<DKP>(P, (int)blockIdx.x * SP_GROUPS + (int)threadIdx.y, per, (int)P.prep_gx * per,
-                                   (int)threadIdx.x);
-    }
+    if (!P.cu && !P.num_tokens)
+        sp_prefetch_rows_keep<DKP>(P, i0, per, items, tid);
     grid_dependency_wait();
     grid_dependency_trigger(); /* every CTA past its wait: the state pass may launch (earlier work is complete) */
     if (P.checked && __ldcg(&P.words->call_error))
         return;
-    /* the group and its thread: the block's y and x indices */
-    const int grp = (int)threadIdx.y, tid = (int)threadIdx.x;
     unsigned char *raw = sp_raw + grp * split_prep_smem_bytes(DKP);
-    /* 32-bit item arithmetic: the overlap is taken only where the items fit the flag words (chunk_split_flag_words) */
-    const int per = sp_items_per_chunk(P), items = (int)P.prep_gx * per;
 #pragma unroll 1
-    for (int i = (int)blockIdx.x * SP_GROUPS + grp; i < items; i += (int)gridDim.x * SP_GROUPS) {
+    for (int i = i0; i < items; i += (int)gridDim.x * SP_GROUPS) {
         /* the group's next item (SP_PREFETCH_AHEAD), whose rows this one brings into L2 (sp_prefetch_rows_keep), up
            to SP_PREFETCH_CHUNKS chunks a sequence */
         const int nx = P.prep_gx <= SP_PREFETCH_CHUNKS ? i + SP_PREFETCH_AHEAD * (int)gridDim.x * SP_GROUPS : -1;
