@@ -14,7 +14,10 @@
  *
  * Decomposition: items (sequence n, value head h, J consecutive tiles of TR rows), item it = (n * Hv + h)
  * * (TILES / J) + tile group; 128-thread CTAs, CTA b taking items b, b + gridDim.x, ... (the launcher
- * gives one item per CTA unless asked for a persistent grid). FL = D / 16 lanes share a row pair; lane l
+ * gives one item per CTA unless asked for a persistent grid). With one item per CTA, the last P.fast_tail
+ * (sequence, head) pairs take items of J / 2 tiles, two CTAs a head at the grid's end, so the last wave's CTAs
+ * live half as long and the grid drains sooner (the launcher's rule; docs/PERF.md session 45): CTA b >= cut (the
+ * items before those heads) takes item 2 cut + (b - cut) of the J / 2 numbering. FL = D / 16 lanes share a row pair; lane l
  * of a pair holds the float4s i * FL + l (i < 4) of both rows; a warp holds WR = 64 / FL consecutive
  * rows, the CTA TR = 4 WR rows per tile (D = 128: FL 8, WR 8, TR 32, 4 tiles per head; D = 256: FL 16,
  * WR 4, TR 16, 16 tiles).
@@ -184,8 +187,16 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL, grp = lane / FL;
     const int T = (int)P.T, Hv = P.Hv;
-    const int jl = P.fast_jlog, J = 1 << jl, per = TILES >> jl, JTR = J * TR;
-    const int64_t items = (int64_t)P.N * Hv * per, it0 = blockIdx.x, step = gridDim.x;
+    int jl = P.fast_jlog, per = TILES >> jl;
+    int64_t it0 = blockIdx.x, step = gridDim.x;
+    if (P.fast_tail > 0) { /* one item per CTA; the last fast_tail heads' items at half the tiles (the launcher) */
+        const int64_t cut = ((int64_t)P.N * Hv - P.fast_tail) * per; /* the items before them */
+        if (it0 >= cut)
+            it0 = 2 * cut + (it0 - cut), jl -= 1, per *= 2;
+        step = (int64_t)P.N * Hv * TILES;
+    }
+    const int J = 1 << jl, JTR = J * TR;
+    const int64_t items = (int64_t)P.N * Hv * per;
     const int inb = pairs_in_bytes(D, T, J, ESZ);
     unsigned long long *ibar = (unsigned long long *)pairs_smem;
     unsigned char *in0 = pairs_smem + PAIRS_BAR_BYTES;

@@ -1395,6 +1395,31 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
             return e;
         grid = items < (int64_t)per_sm * num_sms ? items : (int64_t)per_sm * num_sms;
     }
+    /* The grid's drain: a CTA's rate is set by its own chain, not by how many CTAs share the HBM, so as the last
+       wave's CTAs finish at different times the HBM idles (H200 verify T=4 B=64: 16 us CTAs, about 6 us lost; a
+       per-CTA timeline, docs/PERF.md session 45). The last heads (1/32 of them) therefore run at half the tiles per
+       CTA, two CTAs a head, dispatched last: gdn bench verify T=4 B=64 72.4 -> 71.9 us, B=96 106.4 -> 105.3, B=128
+       139.8 -> 138.8, B=256 274.0 -> 272.7, T=8 B=64 97.0 -> 95.8; but T=2 B=64 70.25 -> 70.3 and B=32 T=4 (two
+       waves) 38.3 -> 39.5, hence from three waves of CTAs on, for D = 128 and T >= 4, where it was measured.
+       p.fast_tail: the backend's request (-1 automatic, 0 none, K forced), then the count. */
+    int64_t tail = 0;
+    if (!persistent && jlog >= 1 && p.fast_tail != 0 && 2 * items <= 0x7fffffff) {
+        const int64_t heads = p.N * p.Hv;
+        if (p.fast_tail > 0) {
+            tail = p.fast_tail < heads ? p.fast_tail : heads;
+        } else if (D == 128 && p.T >= 4) {
+            int ps = per_sm;
+            if (!ps) {
+                cudaError_t e = resident(jlog, &ps);
+                if (e != cudaSuccess)
+                    return e;
+            }
+            if (items >= 3 * (int64_t)ps * num_sms)
+                tail = heads / 32 > 0 ? heads / 32 : 1;
+        }
+    }
+    p.fast_tail = (int)tail;
+    grid += tail * (tiles >> jlog);
     if (grid > 0x7fffffff)
         grid = 0x7fffffff;
     cfg.blockDim = dim3(FAST_THREADS, 1, 1);
