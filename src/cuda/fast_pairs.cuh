@@ -17,8 +17,8 @@
  * gives one item per CTA unless asked for a persistent grid). With one item per CTA, the last P.fast_tail
  * (sequence, head) pairs take items of J / 2 tiles, two CTAs a head at the grid's end, so the last wave's CTAs
  * live half as long and the grid drains sooner (the launcher's rule; docs/PERF.md session 45): CTA b >= cut (the
- * items before those heads) takes item 2 cut + (b - cut) of the J / 2 numbering. FL = D / 16 lanes share a row pair; lane l
- * of a pair holds the float4s i * FL + l (i < 4) of both rows; a warp holds WR = 64 / FL consecutive
+ * items before those heads) takes item 2 cut + (b - cut) of the J / 2 numbering. FL = D / 16 lanes share a row
+ * pair; lane l of a pair holds the float4s i * FL + l (i < 4) of both rows; a warp holds WR = 64 / FL consecutive
  * rows, the CTA TR = 4 WR rows per tile (D = 128: FL 8, WR 8, TR 32, 4 tiles per head; D = 256: FL 16,
  * WR 4, TR 16, 16 tiles).
  *
