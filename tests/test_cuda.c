@@ -343,14 +343,36 @@ static void run_matrix(int count)
     ran++;
     failed += !run_case(&c, "fast qwen decode B=3 slot arrays", 0);
     /* verify T=4 at B=64 in place: fast_pairs_kernel, whose launcher runs the last heads at half the tiles per CTA
-       from three waves of CTAs on (2048 CTAs: three waves of 4 per SM on GPUs of up to 170 SMs) */
+       from three waves of CTAs on (2048 CTAs: three waves of 4 per SM on GPUs of up to 170 SMs); with no switch
+       that changes the kernel or the rule set, on such a GPU the rule must have run (gdn_cuda_fast_tail_calls) */
     c.pool = GDN_CHECK_POOL_INPLACE;
     c.default_slots = 1;
     c.B = 64;
     c.T = 4;
     c.seed = 51;
     ran++;
-    failed += !run_case(&c, "fast qwen verify B=64", 0);
+    {
+        const long long tc0 = gdn_cuda_fast_tail_calls();
+        int ok = run_case(&c, "fast qwen verify B=64", 0);
+        const long long tails = gdn_cuda_fast_tail_calls() - tc0;
+        static const char *SW[] = {"GDN_CUDA_FAST_TAIL", "GDN_CUDA_FAST_LPR", "GDN_CUDA_FAST_J", "GDN_CUDA_CHUNK"};
+        int plain = !(getenv("GDN_CUDA_FAST") && strcmp(getenv("GDN_CUDA_FAST"), "1") != 0);
+        for (size_t i = 0; i < sizeof SW / sizeof SW[0]; i++)
+            plain = plain && !getenv(SW[i]);
+        char name[256];
+        const char *cap = gdn_cuda_device_count(name, sizeof name) > 0 ? strstr(name, "capability ") : NULL;
+        int sms = 0;
+        if (!cap || sscanf(cap, "capability %*d.%*d, %d SMs", &sms) != 1)
+            sms = 0;
+        if (plain && sms > 0 && sms <= 170 && tails < 1) {
+            printf("FAIL fast qwen verify B=64: the drain rule did not run (%lld calls with a tail; %d SMs)\n", tails,
+                   sms);
+            ok = 0;
+        } else
+            printf("  fast qwen verify B=64: %lld calls with the drain tail (%d SMs%s)\n", tails, sms,
+                   plain ? "" : "; a switch is set, not asserted");
+        failed += !ok;
+    }
     /* decode's compiled-in conventions (fast.cuh, fast_cv_of: log gate, norms on, output in the input dtype,
        gates in f32 or in the input dtype) in each input dtype, with an output and without, and the same
        calls with GDN_CUDA_FAST_CV=0 (the conventions read from the parameters) */

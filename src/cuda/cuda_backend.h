@@ -55,6 +55,10 @@ long long gdn_cuda_split_overlap_calls(void);
  * the per-item prep as its dependent). */
 long long gdn_cuda_split_state_first_calls(void);
 
+/* Tests: the calls launched on fast_pairs_kernel (fast_pairs.cuh) with some of their last heads at half the tiles
+ * per CTA (params.cuh, fast_tail: the launcher's drain rule, or GDN_CUDA_FAST_TAIL) in this process. */
+long long gdn_cuda_fast_tail_calls(void);
+
 /* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),
  * everything else exactly as gdn_conv_plan_make. Defined in core/conv_validate.c (no CUDA needed). */
 gdn_status gdn_conv_plan_make_device(gdn_conv_plan *plan, const gdn_conv_problem *problem, const gdn_batch *batch,

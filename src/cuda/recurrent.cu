@@ -1336,6 +1336,8 @@ static void (*pick_pairs(int dtype, int cv))(gdn_cuda_params)
            : cv == FAST_CV_LOG_IN ? pick_pairs_cv<D, FAST_CV_LOG_IN>(dtype)
                                   : pick_pairs_cv<D, FAST_CV_ANY>(dtype);
 }
+static std::atomic<long long> g_fast_tail_calls{0}; /* gdn_cuda_fast_tail_calls */
+
 static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j,
                                      bool persistent, int cv)
 {
@@ -1397,25 +1399,32 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
     }
     /* The grid's drain: a CTA's rate is set by its own chain, not by how many CTAs share the HBM, so as the last
        wave's CTAs finish at different times the HBM idles (H200 verify T=4 B=64: 16 us CTAs, about 6 us lost; a
-       per-CTA timeline, docs/PERF.md session 45). The last heads (1/32 of them) therefore run at half the tiles per
-       CTA, two CTAs a head, dispatched last: gdn bench verify T=4 B=64 72.4 -> 71.9 us, B=96 106.4 -> 105.3, B=128
-       139.8 -> 138.8, B=256 274.0 -> 272.7, T=8 B=64 97.0 -> 95.8; but T=2 B=64 70.25 -> 70.3 and B=32 T=4 (two
-       waves) 38.3 -> 39.5, hence from three waves of CTAs on, for D = 128 and T >= 4, where it was measured.
+       per-CTA timeline, docs/PERF.md session 45). The last K heads therefore run at half the tiles per CTA, two CTAs
+       a head, dispatched last, from three waves of CTAs on, for D = 128 and T >= 3, where it was measured (T=2 B=64
+       and B=32 T=4, two waves, were slower). K (docs/PERF.md, sessions 45-46; gdn bench, the rule against none):
+       - T <= 4: 2/11 of the resident CTAs (96 on the H200), the best or within 0.15 us of it at B=64, 96, 128 and
+         256 among K = 16-192: T=4 B=64 72.2 -> 71.5 us, B=256 273.7 -> 271.8, T=3 B=64 70.9 -> 70.5;
+       - T > 4: that or 1/32 of the heads, the fewer: T=8 B=64 96.7 -> 95.6 at 64 (97.7 at 96), B=256 372.0 ->
+         370.3-370.6 at 96 (371.9-375.0 at 256); T=5 B=64 75.2-75.5 -> 74.7-75.0 at 64 (77.1-77.2 at 96).
        p.fast_tail: the backend's request (-1 automatic, 0 none, K forced), then the count. */
     int64_t tail = 0;
     if (!persistent && jlog >= 1 && p.fast_tail != 0 && 2 * items <= 0x7fffffff) {
         const int64_t heads = p.N * p.Hv;
         if (p.fast_tail > 0) {
             tail = p.fast_tail < heads ? p.fast_tail : heads;
-        } else if (D == 128 && p.T >= 4) {
+        } else if (D == 128 && p.T >= 3) {
             int ps = per_sm;
             if (!ps) {
                 cudaError_t e = resident(jlog, &ps);
                 if (e != cudaSuccess)
                     return e;
             }
-            if (items >= 3 * (int64_t)ps * num_sms)
-                tail = heads / 32 > 0 ? heads / 32 : 1;
+            const int64_t slots = (int64_t)ps * num_sms;
+            if (items >= 3 * slots) {
+                tail = 2 * slots / 11;
+                tail = p.T <= 4 || heads / 32 > tail ? tail : heads / 32;
+                tail = tail < 1 ? 1 : tail < heads ? tail : heads;
+            }
         }
     }
     p.fast_tail = (int)tail;
@@ -1425,7 +1434,15 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
     cfg.blockDim = dim3(FAST_THREADS, 1, 1);
     cfg.gridDim = dim3((unsigned)grid, 1, 1);
     cfg.dynamicSmemBytes = (size_t)smem;
-    return cudaLaunchKernelEx(&cfg, fn, p);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, fn, p);
+    if (e == cudaSuccess && tail > 0)
+        g_fast_tail_calls++;
+    return e;
+}
+
+long long gdn_cuda_fast_tail_calls(void)
+{
+    return g_fast_tail_calls.load();
 }
 
 int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p)
