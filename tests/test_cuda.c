@@ -343,8 +343,9 @@ static void run_matrix(int count)
     ran++;
     failed += !run_case(&c, "fast qwen decode B=3 slot arrays", 0);
     /* verify T=4 at B=64 in place: fast_pairs_kernel, whose launcher runs the last heads at half the tiles per CTA
-       from three waves of CTAs on (2048 CTAs: three waves of 4 per SM on GPUs of up to 170 SMs); with no switch
-       that changes the kernel or the rule set, on such a GPU the rule must have run (gdn_cuda_fast_tail_calls) */
+       from three waves of CTAs on (2048 CTAs: three waves of 4 per SM on GPUs of up to 170 SMs), and at T <= 4 the
+       first heads so too; with no switch that changes the kernel or the rule set, on such a GPU both must have run
+       (gdn_cuda_fast_tail_calls, gdn_cuda_fast_front_calls) */
     c.pool = GDN_CHECK_POOL_INPLACE;
     c.default_slots = 1;
     c.B = 64;
@@ -353,22 +354,24 @@ static void run_matrix(int count)
     ran++;
     {
 #ifdef GDN_HAVE_CUDA
-        const long long tc0 = gdn_cuda_fast_tail_calls();
+        const long long tc0 = gdn_cuda_fast_tail_calls(), fc0 = gdn_cuda_fast_front_calls();
 #endif
         int ok = run_case(&c, "fast qwen verify B=64", 0);
 #ifdef GDN_HAVE_CUDA
-        const long long tails = gdn_cuda_fast_tail_calls() - tc0;
-        static const char *SW[] = {"GDN_CUDA_FAST_TAIL", "GDN_CUDA_FAST_LPR", "GDN_CUDA_FAST_J", "GDN_CUDA_CHUNK"};
+        const long long tails = gdn_cuda_fast_tail_calls() - tc0, fronts = gdn_cuda_fast_front_calls() - fc0;
+        static const char *SW[] = {"GDN_CUDA_FAST_TAIL", "GDN_CUDA_FAST_FRONT", "GDN_CUDA_FAST_LPR", "GDN_CUDA_FAST_J",
+                                   "GDN_CUDA_CHUNK"};
         int plain = g_backend == GDN_BACKEND_CUDA && !(getenv("GDN_CUDA_FAST") && strcmp(getenv("GDN_CUDA_FAST"), "1"));
         for (size_t i = 0; i < sizeof SW / sizeof SW[0]; i++)
             plain = plain && !getenv(SW[i]);
-        if (plain && g_sms > 0 && g_sms <= 170 && tails < 1) {
-            printf("FAIL fast qwen verify B=64: the drain rule did not run (%lld calls with a tail; %d SMs)\n", tails,
-                   g_sms);
+        if (plain && g_sms > 0 && g_sms <= 170 && (tails < 1 || fronts < 1)) {
+            printf("FAIL fast qwen verify B=64: the drain rule did not run (%lld calls with a tail, %lld with a front; "
+                   "%d SMs)\n",
+                   tails, fronts, g_sms);
             ok = 0;
         } else
-            printf("  fast qwen verify B=64: %lld calls with the drain tail (%d SMs%s)\n", tails, g_sms,
-                   plain ? "" : "; a switch is set or the backend is the CPU: not asserted");
+            printf("  fast qwen verify B=64: %lld calls with the drain tail, %lld with the front (%d SMs%s)\n", tails,
+                   fronts, g_sms, plain ? "" : "; a switch is set or the backend is the CPU: not asserted");
 #endif
         failed += !ok;
     }

@@ -30,6 +30,8 @@ struct gdn_cuda_context {
     int fast_tail;               /* GDN_CUDA_FAST_TAIL (tests, measurements): the pairs kernel's last heads at half
                                     the tiles per CTA: -1 (default) automatic, 0 none, K the last K (sequence, head)
                                     pairs of every call it takes at 2 or more tiles per CTA */
+    int fast_front;              /* GDN_CUDA_FAST_FRONT (tests, measurements): its first heads likewise: -1 (default)
+                                    automatic, 0 none, F the first F pairs of every call it takes so */
     int64_t l2_bytes;            /* the device's L2 (cudaDevAttrL2CacheSize) */
     int l2_keep;                 /* GDN_CUDA_L2_KEEP (tests, measurements): the fast path's pre-wait prefetch
                                     evict-last: -1 (default) where the call's state bytes exceed l2_bytes, 0
@@ -156,6 +158,9 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     const char *tail = getenv("GDN_CUDA_FAST_TAIL");
     c->fast_tail = tail ? atoi(tail) : -1;
     c->fast_tail = c->fast_tail < -1 ? -1 : c->fast_tail;
+    const char *front = getenv("GDN_CUDA_FAST_FRONT");
+    c->fast_front = front ? atoi(front) : -1;
+    c->fast_front = c->fast_front < -1 ? -1 : c->fast_front;
     const char *l2k = getenv("GDN_CUDA_L2_KEEP");
     c->l2_keep = l2k && l2k[0] == '0' ? 0 : l2k && l2k[0] == '1' ? 1 : -1;
     int l2 = 0;
@@ -480,6 +485,7 @@ gdn_status gdn_cuda_forward(gdn_cuda_context *c, const gdn_plan *pl, char *err, 
     p.l2_keep = c->l2_keep >= 0 ? c->l2_keep
                                 : c->l2_bytes > 0 && (double)p.N * p.Hv * p.Dv * p.Dk * 4.0 > (double)c->l2_bytes;
     p.fast_tail = c->fast_tail;
+    p.fast_front = c->fast_front;
     if ((e = gdn_cuda_launch_recurrent(&p, c->stream, c->num_sms, c->pdl, c->rpt, c->fast,
                                        c->fast_lpr, c->fast_j, c->fast_cv)) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -58,6 +58,9 @@ long long gdn_cuda_split_state_first_calls(void);
 /* Tests: the calls launched on fast_pairs_kernel (fast_pairs.cuh) with some of their last heads at half the tiles
  * per CTA (params.cuh, fast_tail: the launcher's drain rule, or GDN_CUDA_FAST_TAIL) in this process. */
 long long gdn_cuda_fast_tail_calls(void);
+/* Tests: those with some of their first heads so (fast_front: the launcher's rule at T <= 4, or
+ * GDN_CUDA_FAST_FRONT). */
+long long gdn_cuda_fast_front_calls(void);
 
 /* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),
  * everything else exactly as gdn_conv_plan_make. Defined in core/conv_validate.c (no CUDA needed). */

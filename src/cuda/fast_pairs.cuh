@@ -16,10 +16,12 @@
  * * (TILES / J) + tile group; 128-thread CTAs, CTA b taking items b, b + gridDim.x, ... (the launcher
  * gives one item per CTA unless asked for a persistent grid). With one item per CTA, the last P.fast_tail
  * (sequence, head) pairs take items of J / 2 tiles, two CTAs a head at the grid's end, so the last wave's CTAs
- * live half as long and the grid drains sooner (the launcher's rule; docs/PERF.md session 45): CTA b >= cut (the
- * items before those heads) takes item 2 cut + (b - cut) of the J / 2 numbering. FL = D / 16 lanes share a row
- * pair; lane l of a pair holds the float4s i * FL + l (i < 4) of both rows; a warp holds WR = 64 / FL consecutive
- * rows, the CTA TR = 4 WR rows per tile (D = 128: FL 8, WR 8, TR 32, 4 tiles per head; D = 256: FL 16,
+ * live half as long and the grid drains sooner, and the first P.fast_front pairs likewise at its start, so the first
+ * wave's slots turn over at different times (the launcher's rule; docs/PERF.md sessions 45-46): CTA b < fc = 2
+ * fast_front per takes item b of the J / 2 numbering, CTA b < cut (fc and the middle heads' items) item fast_front
+ * per + (b - fc), and CTA b >= cut item 2 (heads - fast_tail) per + (b - cut) of the J / 2 numbering. FL = D / 16
+ * lanes share a row pair; lane l of a pair holds the float4s i * FL + l (i < 4) of both rows; a warp holds WR = 64 /
+ * FL consecutive rows, the CTA TR = 4 WR rows per tile (D = 128: FL 8, WR 8, TR 32, 4 tiles per head; D = 256: FL 16,
  * WR 4, TR 16, 16 tiles).
  *
  * Memory: each thread loads its two rows' slices straight into registers (16-byte loads): tile 0's at the
@@ -189,10 +191,16 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
     const int T = (int)P.T, Hv = P.Hv;
     int jl = P.fast_jlog, per = TILES >> jl;
     int64_t it0 = blockIdx.x, step = gridDim.x;
-    if (P.fast_tail > 0) { /* one item per CTA; the last fast_tail heads' items at half the tiles (the launcher) */
-        const int64_t cut = ((int64_t)P.N * Hv - P.fast_tail) * per; /* the items before them */
-        if (it0 >= cut)
-            it0 = 2 * cut + (it0 - cut), jl -= 1, per *= 2;
+    if (P.fast_tail > 0 || P.fast_front > 0) { /* one item per CTA; the first fast_front and the last fast_tail
+                                                   heads' items at half the tiles (the launcher) */
+        const int64_t heads = (int64_t)P.N * Hv, fc = (int64_t)P.fast_front * 2 * per; /* fc: the front's CTAs */
+        const int64_t cut = fc + (heads - P.fast_front - P.fast_tail) * per;         /* the CTAs before the tail's */
+        if (it0 < fc)
+            jl -= 1, per *= 2;
+        else if (it0 < cut)
+            it0 = (int64_t)P.fast_front * per + (it0 - fc);
+        else
+            it0 = 2 * (heads - P.fast_tail) * per + (it0 - cut), jl -= 1, per *= 2;
         step = (int64_t)P.N * Hv * TILES;
     }
     const int J = 1 << jl, JTR = J * TR;

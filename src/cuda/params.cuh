@@ -106,6 +106,7 @@ typedef struct gdn_cuda_params {
     int fast_tail;     /* fast_pairs_kernel: its last fast_tail (sequence, head) pairs at half the tiles per CTA (one
                           item per CTA); the backend passes the request (-1 automatic, 0 none, K), the launcher the
                           count (fast_pairs.cuh) */
+    int fast_front;    /* and its first fast_front pairs likewise, dispatched first (the same request, then count) */
     int algo_chunked;  /* the chunked algorithm chosen (gdn_cuda_chunk_chosen): the chunked kernel where it applies */
     int chunk_tc;      /* the chunked kernel on tensor cores (problem.precision BF16, the CUDA default;
                           chunked_tc.cuh), else the f32 one (precision F32; chunked.cuh); 2: precision BF16 asked

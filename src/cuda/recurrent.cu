@@ -1336,7 +1336,7 @@ static void (*pick_pairs(int dtype, int cv))(gdn_cuda_params)
            : cv == FAST_CV_LOG_IN ? pick_pairs_cv<D, FAST_CV_LOG_IN>(dtype)
                                   : pick_pairs_cv<D, FAST_CV_ANY>(dtype);
 }
-static std::atomic<long long> g_fast_tail_calls{0}; /* gdn_cuda_fast_tail_calls */
+static std::atomic<long long> g_fast_tail_calls{0}, g_fast_front_calls{0}; /* gdn_cuda_fast_tail_calls, _front_ */
 
 static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j,
                                      bool persistent, int cv)
@@ -1406,10 +1406,16 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
          256 among K = 16-192: T=4 B=64 72.2 -> 71.5 us, B=256 273.7 -> 271.8, T=3 B=64 70.9 -> 70.5;
        - T > 4: that or 1/32 of the heads, the fewer: T=8 B=64 96.7 -> 95.6 at 64 (97.7 at 96), B=256 372.0 ->
          370.3-370.6 at 96 (371.9-375.0 at 256); T=5 B=64 75.2-75.5 -> 74.7-75.0 at 64 (77.1-77.2 at 96).
-       p.fast_tail: the backend's request (-1 automatic, 0 none, K forced), then the count. */
-    int64_t tail = 0;
+       Where the rule runs at T <= 4, the first K heads likewise run at half the tiles per CTA, dispatched first, so
+       that the first wave's slots turn over at different times (the waves stayed in step: docs/PERF.md, session 45):
+       gdn bench verify T=4 B=64 71.65-71.69 -> 71.60-71.61 us, B=96 105.4 -> 104.7 (at 66 heads; 96 not measured),
+       B=128 139.2 -> 138.0-138.1, B=256 272.3 -> 270.8, T=3 B=256 269.7-269.8 -> 268.35 at 132 heads; T=8 B=64 was 1.6
+       slower (session 46, runs 8-9).
+       p.fast_tail, p.fast_front: the backend's requests (-1 automatic, 0 none, K forced), then the counts. */
+    int64_t tail = 0, front = 0;
+    const int64_t heads = p.N * p.Hv;
+    bool rule = false;
     if (!persistent && jlog >= 1 && p.fast_tail != 0 && 2 * items <= 0x7fffffff) {
-        const int64_t heads = p.N * p.Hv;
         if (p.fast_tail > 0) {
             tail = p.fast_tail < heads ? p.fast_tail : heads;
         } else if (D == 128 && p.T >= 3) {
@@ -1424,11 +1430,17 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
                 tail = 2 * slots / 11;
                 tail = p.T <= 4 || heads / 32 > tail ? tail : heads / 32;
                 tail = tail < 1 ? 1 : tail < heads ? tail : heads;
+                rule = true;
             }
         }
     }
+    if (!persistent && jlog >= 1 && 2 * items <= 0x7fffffff) {
+        front = p.fast_front > 0 ? p.fast_front : p.fast_front < 0 && rule && p.T <= 4 ? tail : 0;
+        front = front < heads - tail ? front : heads - tail;
+    }
     p.fast_tail = (int)tail;
-    grid += tail * (tiles >> jlog);
+    p.fast_front = (int)front;
+    grid += (tail + front) * (tiles >> jlog);
     if (grid > 0x7fffffff)
         grid = 0x7fffffff;
     cfg.blockDim = dim3(FAST_THREADS, 1, 1);
@@ -1437,12 +1449,19 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
     const cudaError_t e = cudaLaunchKernelEx(&cfg, fn, p);
     if (e == cudaSuccess && tail > 0)
         g_fast_tail_calls++;
+    if (e == cudaSuccess && front > 0)
+        g_fast_front_calls++;
     return e;
 }
 
 long long gdn_cuda_fast_tail_calls(void)
 {
     return g_fast_tail_calls.load();
+}
+
+long long gdn_cuda_fast_front_calls(void)
+{
+    return g_fast_front_calls.load();
 }
 
 int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p)
