@@ -14,7 +14,7 @@
 # GDN_CUDA_FAST=1,GDN_CUDA_FAST_LPR=2,GDN_CUDA_FAST_TAIL=3,GDN_CUDA_FAST_FRONT=5 GDN_CUDA_FAST=0", the last left out
 # of the sanitizer runs; GDN_CUDA_L2_KEEP=1: the fast path's pre-wait prefetch evict-last at every call, not only where
 # the call's state outgrows L2; GDN_CUDA_FAST_TAIL=3, GDN_CUDA_FAST_FRONT=5: the pairs kernel's last 3 and first 5 heads
-# at half the tiles per CTA in every call it takes at 2 or more tiles per CTA, not only from three waves of CTAs;
+# at half the tiles per CTA in every call of D = 128 it takes at 2 or more tiles per CTA, not only from three waves;
 # GDN_CUDA_FAST_LPR=2: every multi-token call of D = 128 / 256 on fast_pairs_kernel; GDN_CUDA_CHUNK_SPLIT=0: the
 # one-pass chunked kernel, chunk_tc_kernel, where the two passes of chunked_split.cuh run by default).
 # GDN_BENCH_ARGS: bench_cuda's arguments (default --rpt-sweep); GDN_BENCH_KERNELS=1: the multi-token cases

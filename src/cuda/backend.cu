@@ -29,7 +29,7 @@ struct gdn_cuda_context {
                                     (default) = where the call has one */
     int fast_tail;               /* GDN_CUDA_FAST_TAIL (tests, measurements): the pairs kernel's last heads at half
                                     the tiles per CTA: -1 (default) automatic, 0 none, K the last K (sequence, head)
-                                    pairs of every call it takes at 2 or more tiles per CTA */
+                                    pairs of every call it takes at 2 or more tiles per CTA (D = 128) */
     int fast_front;              /* GDN_CUDA_FAST_FRONT (tests, measurements): its first heads likewise: -1 (default)
                                     automatic, 0 none, F the first F pairs of every call it takes so */
     int64_t l2_bytes;            /* the device's L2 (cudaDevAttrL2CacheSize) */

@@ -1415,10 +1415,10 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
     int64_t tail = 0, front = 0;
     const int64_t heads = p.N * p.Hv;
     bool rule = false;
-    if (!persistent && jlog >= 1 && p.fast_tail != 0 && 2 * items <= 0x7fffffff) {
+    if (D == 128 && !persistent && jlog >= 1 && p.fast_tail != 0 && 2 * items <= 0x7fffffff) {
         if (p.fast_tail > 0) {
             tail = p.fast_tail < heads ? p.fast_tail : heads;
-        } else if (D == 128 && p.T >= 3) {
+        } else if (p.T >= 3) {
             int ps = per_sm;
             if (!ps) {
                 cudaError_t e = resident(jlog, &ps);
@@ -1434,7 +1434,7 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
             }
         }
     }
-    if (!persistent && jlog >= 1 && 2 * items <= 0x7fffffff) {
+    if (D == 128 && !persistent && jlog >= 1 && 2 * items <= 0x7fffffff) { /* (the kernel maps them at D = 128) */
         front = p.fast_front > 0 ? p.fast_front : p.fast_front < 0 && rule && p.T <= 4 ? tail : 0;
         front = front < heads - tail ? front : heads - tail;
     }

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Written in session 46 for the next session (built, not run). m56 = the merged front and tail (the drain rule's
+# first and last K heads at half the tiles per CTA, D = 128; params.fast_front, fast_tail), whose final form has not run
+# on the H200. test_cuda rs and quick (its "fast qwen verify B=64" must print one call with the tail and one with the
+# front), quick and memcheck on sanitize with the pairs kernel, the tail and the front forced; then gdn bench verify,
+# two rounds, the rule against GDN_CUDA_FAST_FRONT=0 (the tail alone) and the front at 66 where B=96 may want it, and
+# decode / verify B=1 as the standing rows. Carry .cubin (m56.txz).
+set -u
+L=/tmp/L; mkdir -p $L; tar -C $L -xJf .cubin/m56.txz
+f() { grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
+row() { local var=$1 B=$2 T=$3 r="" x k j; shift 3; for x in 1 2; do for k in "$@"; do
+    j=$(env $var=$k timeout 60 $L/m56/gdn bench --backend cuda --json --B $B --T $T 2>&1)
+    r="$r $(echo "$j" | f median_us)"; [ "$(echo "$j" | f ok)" = "true" ] || r="$r(NOT OK)"; done; r="$r |"; done
+  echo "m56 gdn bench B=$B T=$T ($var = $*): $r"; }
+(nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv,noheader
+echo "== rs: $(timeout 120 $L/m56/test_cuda rs 2>&1 | tail -n 1)"
+timeout 150 $L/m56/test_cuda quick > $OUT/quick.log 2>&1; echo "== quick: $(tail -n 1 $OUT/quick.log)"; grep "drain" $OUT/quick.log
+F="GDN_CUDA_FAST=1 GDN_CUDA_FAST_LPR=2 GDN_CUDA_FAST_TAIL=3 GDN_CUDA_FAST_FRONT=5"
+echo "== quick, pairs + tail + front forced: $(env $F timeout 150 $L/m56/test_cuda quick 2>&1 | grep -E 'FAIL|PASS' | tail -n 3)"
+echo "== memcheck sanitize, so forced: $(env $F timeout 150 compute-sanitizer --tool memcheck $L/m56/test_cuda sanitize 2>&1 | grep -E 'ERROR SUMMARY|PASS|FAIL' | tail -n 3)"
+row GDN_CUDA_FAST_FRONT 64 4 -1 0
+row GDN_CUDA_FAST_FRONT 96 4 -1 0 66
+row GDN_CUDA_FAST_FRONT 128 4 -1 0
+row GDN_CUDA_FAST_FRONT 256 4 -1 0
+row GDN_CUDA_FAST_FRONT 64 3 -1 0
+row GDN_CUDA_FAST_FRONT 256 3 -1 0
+row GDN_CUDA_FAST_FRONT 64 8 -1 0
+for BT in "1 1" "64 1" "256 1" "1 4"; do set -- $BT; row X $1 $2 0; done
+) 2>&1 | tee $OUT/next.log
