@@ -102,6 +102,14 @@ static gdn_status cuda_fail(gdn_status st, char *err, size_t err_len, const char
     return st;
 }
 
+/* A count requested by the environment variable `name`: -1 (automatic) where it is unset or negative. */
+static int env_request(const char *name)
+{
+    const char *v = getenv(name);
+    const int k = v ? atoi(v) : -1;
+    return k < -1 ? -1 : k;
+}
+
 gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **out, char *err, size_t err_len)
 {
     *out = NULL;
@@ -155,12 +163,8 @@ gdn_status gdn_cuda_context_create(int device, void *stream, gdn_cuda_context **
     c->fast_j = fast_j ? atoi(fast_j) : 0;
     const char *fast_cv = getenv("GDN_CUDA_FAST_CV");
     c->fast_cv = !(fast_cv && fast_cv[0] == '0');
-    const char *tail = getenv("GDN_CUDA_FAST_TAIL");
-    c->fast_tail = tail ? atoi(tail) : -1;
-    c->fast_tail = c->fast_tail < -1 ? -1 : c->fast_tail;
-    const char *front = getenv("GDN_CUDA_FAST_FRONT");
-    c->fast_front = front ? atoi(front) : -1;
-    c->fast_front = c->fast_front < -1 ? -1 : c->fast_front;
+    c->fast_tail = env_request("GDN_CUDA_FAST_TAIL");
+    c->fast_front = env_request("GDN_CUDA_FAST_FRONT");
     const char *l2k = getenv("GDN_CUDA_L2_KEEP");
     c->l2_keep = l2k && l2k[0] == '0' ? 0 : l2k && l2k[0] == '1' ? 1 : -1;
     int l2 = 0;

@@ -1405,7 +1405,7 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
        - T <= 4: 2/11 of the resident CTAs (96 on the H200), the best or within 0.15 us of it at B=64, 96, 128 and
          256 among K = 16-192: T=4 B=64 72.2 -> 71.5 us, B=256 273.7 -> 271.8, T=3 B=64 70.9 -> 70.5;
        - T > 4: that or 1/32 of the heads, the fewer: T=8 B=64 96.7 -> 95.6 at 64 (97.7 at 96), B=256 372.0 ->
-         370.3-370.6 at 96 (371.9-375.0 at 256); T=5 B=64 75.2-75.5 -> 74.7-75.0 at 64 (77.1-77.2 at 96).
+         370.3-370.6 at 96 (374.8-375.0 at 256); T=5 B=64 75.2-75.5 -> 74.7-75.0 at 64 (77.1-77.2 at 96).
        Where the rule runs at T <= 4, the first K heads likewise run at half the tiles per CTA, dispatched first, so
        that the first wave's slots turn over at different times (the waves stayed in step: docs/PERF.md, session 45):
        gdn bench verify T=4 B=64 71.65-71.69 -> 71.60-71.61 us, B=96 105.4 -> 104.7 (at 66 heads; 96 not measured),
@@ -1414,8 +1414,8 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
        p.fast_tail, p.fast_front: the backend's requests (-1 automatic, 0 none, K forced), then the counts. */
     int64_t tail = 0, front = 0;
     const int64_t heads = p.N * p.Hv;
-    bool rule = false;
-    if (D == 128 && !persistent && jlog >= 1 && p.fast_tail != 0 && 2 * items <= 0x7fffffff) {
+    const bool halves = D == 128 && !persistent && jlog >= 1 && 2 * items <= 0x7fffffff; /* the kernel maps them */
+    if (halves && p.fast_tail != 0) {
         if (p.fast_tail > 0) {
             tail = p.fast_tail < heads ? p.fast_tail : heads;
         } else if (p.T >= 3) {
@@ -1430,12 +1430,11 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
                 tail = 2 * slots / 11;
                 tail = p.T <= 4 || heads / 32 > tail ? tail : heads / 32;
                 tail = tail < 1 ? 1 : tail < heads ? tail : heads;
-                rule = true;
             }
         }
     }
-    if (D == 128 && !persistent && jlog >= 1 && 2 * items <= 0x7fffffff) { /* (the kernel maps them at D = 128) */
-        front = p.fast_front > 0 ? p.fast_front : p.fast_front < 0 && rule && p.T <= 4 ? tail : 0;
+    if (halves) { /* automatic: the tail's K where the rule (a requested tail of -1) gave one, at T <= 4 */
+        front = p.fast_front > 0 ? p.fast_front : p.fast_front < 0 && p.fast_tail < 0 && p.T <= 4 ? tail : 0;
         front = front < heads - tail ? front : heads - tail;
     }
     p.fast_tail = (int)tail;
