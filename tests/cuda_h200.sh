@@ -11,11 +11,13 @@
 # each, commas between several settings ("-" = the defaults; default "- GDN_CUDA_CHUNK=1
 # GDN_CUDA_CHUNK=1,GDN_CUDA_CHUNK_SPLIT=0 GDN_CUDA_FAST=1 GDN_CUDA_FAST=1,GDN_CUDA_FAST_J=8
 # GDN_CUDA_FAST=1,GDN_CUDA_FAST_LPR=2 GDN_CUDA_FAST=1,GDN_CUDA_L2_KEEP=1
-# GDN_CUDA_FAST=1,GDN_CUDA_FAST_LPR=2,GDN_CUDA_FAST_TAIL=3,GDN_CUDA_FAST_FRONT=5 GDN_CUDA_FAST=0", the last left out
+# GDN_CUDA_FAST=1,GDN_CUDA_FAST_LPR=2,GDN_CUDA_FAST_TAIL=3,GDN_CUDA_FAST_FRONT=5 GDN_CUDA_FAST=1,GDN_CUDA_FAST_LPR=4
+# GDN_CUDA_FAST=0", the last left out
 # of the sanitizer runs; GDN_CUDA_L2_KEEP=1: the fast path's pre-wait prefetch evict-last at every call, not only where
 # the call's state outgrows L2; GDN_CUDA_FAST_TAIL=3, GDN_CUDA_FAST_FRONT=5: the pairs kernel's last 3 and first 5 heads
 # at half the tiles per CTA in every call of D = 128 it takes at 2 or more tiles per CTA, not only from three waves;
-# GDN_CUDA_FAST_LPR=2: every multi-token call of D = 128 / 256 on fast_pairs_kernel; GDN_CUDA_CHUNK_SPLIT=0: the
+# GDN_CUDA_FAST_LPR=2: every multi-token call of D = 128 / 256 on fast_pairs_kernel, =4: on its grid of contiguous
+# tile ranges (D = 128; its persistent grid at D = 256); GDN_CUDA_CHUNK_SPLIT=0: the
 # one-pass chunked kernel, chunk_tc_kernel, where the two passes of chunked_split.cuh run by default).
 # GDN_BENCH_ARGS: bench_cuda's arguments (default --rpt-sweep); GDN_BENCH_KERNELS=1: the multi-token cases
 # on both kernels (GDN_CUDA_CHUNK=0 and 1); GDN_TESTS=0, GDN_SAN=0, GDN_NCU=0, GDN_SASS=0, GDN_FLA=0 leave
@@ -28,7 +30,7 @@ TL="$OUT/tests.log" BL="$OUT/bench.log" SL="$OUT/sanitize.log"
 nvidia-smi > "$TL" 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
 if [ "${GDN_TESTS:-1}" = 1 ]; then
-  for mode in ${GDN_TEST_MODES-- GDN_CUDA_CHUNK=1 GDN_CUDA_CHUNK=1,GDN_CUDA_CHUNK_SPLIT=0 GDN_CUDA_FAST=1 GDN_CUDA_FAST=1,GDN_CUDA_FAST_J=8 GDN_CUDA_FAST=1,GDN_CUDA_FAST_LPR=2 GDN_CUDA_FAST=1,GDN_CUDA_L2_KEEP=1 GDN_CUDA_FAST=1,GDN_CUDA_FAST_LPR=2,GDN_CUDA_FAST_TAIL=3,GDN_CUDA_FAST_FRONT=5 GDN_CUDA_FAST=0}; do
+  for mode in ${GDN_TEST_MODES-- GDN_CUDA_CHUNK=1 GDN_CUDA_CHUNK=1,GDN_CUDA_CHUNK_SPLIT=0 GDN_CUDA_FAST=1 GDN_CUDA_FAST=1,GDN_CUDA_FAST_J=8 GDN_CUDA_FAST=1,GDN_CUDA_FAST_LPR=2 GDN_CUDA_FAST=1,GDN_CUDA_L2_KEEP=1 GDN_CUDA_FAST=1,GDN_CUDA_FAST_LPR=2,GDN_CUDA_FAST_TAIL=3,GDN_CUDA_FAST_FRONT=5 GDN_CUDA_FAST=1,GDN_CUDA_FAST_LPR=4 GDN_CUDA_FAST=0}; do
     [ "$mode" = - ] && mode=""
     echo "== test_cuda ${mode:-(defaults)}" >> "$TL"
     env ${mode//,/ } timeout 240 "$BIN/test_cuda" $([ -n "$mode" ] && echo quick) > "$OUT/t.log" 2>&1

@@ -375,6 +375,35 @@ static void run_matrix(int count)
 #endif
         failed += !ok;
     }
+    /* verify T=6 and T=8 at B=64 in place: the launcher's grids above T=5, persistent at T=6 and contiguous tile
+       ranges at T=8, where the heads (2048) are at least twice the resident CTAs (4 per SM on GPUs of up to 170 SMs);
+       with no switch set, on such a GPU the call must have run on its grid (gdn_cuda_fast_persistent_calls,
+       gdn_cuda_fast_range_calls) */
+    for (int g = 0; g < 2; g++) {
+        static const char *NAME[] = {"fast qwen verify T=6 B=64", "fast qwen verify T=8 B=64"};
+        c.T = g ? 8 : 6;
+        c.seed = 52 + (uint64_t)g;
+        ran++;
+#ifdef GDN_HAVE_CUDA
+        long long (*grid_calls)(void) = g ? gdn_cuda_fast_range_calls : gdn_cuda_fast_persistent_calls;
+        const long long n0 = grid_calls();
+#endif
+        int ok = run_case(&c, NAME[g], 0);
+#ifdef GDN_HAVE_CUDA
+        const long long n = grid_calls() - n0;
+        static const char *SW[] = {"GDN_CUDA_FAST_LPR", "GDN_CUDA_FAST_J", "GDN_CUDA_CHUNK"};
+        int plain = g_backend == GDN_BACKEND_CUDA && !(getenv("GDN_CUDA_FAST") && strcmp(getenv("GDN_CUDA_FAST"), "1"));
+        for (size_t i = 0; i < sizeof SW / sizeof SW[0]; i++)
+            plain = plain && !getenv(SW[i]);
+        if (plain && g_sms > 0 && g_sms <= 170 && n < 1) {
+            printf("FAIL %s: not on the %s grid (%d SMs)\n", NAME[g], g ? "range" : "persistent", g_sms);
+            ok = 0;
+        } else
+            printf("  %s: %lld calls on the %s grid (%d SMs%s)\n", NAME[g], n, g ? "range" : "persistent", g_sms,
+                   plain ? "" : "; a switch is set or the backend is the CPU: not asserted");
+#endif
+        failed += !ok;
+    }
     /* decode's compiled-in conventions (fast.cuh, fast_cv_of: log gate, norms on, output in the input dtype,
        gates in f32 or in the input dtype) in each input dtype, with an output and without, and the same
        calls with GDN_CUDA_FAST_CV=0 (the conventions read from the parameters) */

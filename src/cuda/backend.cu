@@ -21,7 +21,9 @@ struct gdn_cuda_context {
     int rpt;                     /* GDN_CUDA_RPT (tuning): rows per thread, 0 = automatic */
     int fast;                    /* GDN_CUDA_FAST (tests, tuning): -1 automatic, 0 never, 1 whenever it qualifies */
     int fast_lpr;                /* GDN_CUDA_FAST_LPR (tuning): lanes per row of the fast path, 0 = automatic;
-                                    2: multi-token calls on fast_pairs_kernel, 3: on a persistent grid */
+                                    2: multi-token calls on fast_pairs_kernel (its grid by the launcher's rule),
+                                    3: on its persistent grid, 4: on its grid of tile ranges (D = 128), 5: one
+                                    CTA per item (launch_fast_pairs) */
     int fast_j;                  /* GDN_CUDA_FAST_J (tests, tuning): state tiles per CTA of the fast path
                                     (1, 2, 4 or 8), 0 = automatic */
     int fast_cv;                 /* GDN_CUDA_FAST_CV (tests, measurements): 0 = the fast path reads the call's

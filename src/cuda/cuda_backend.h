@@ -61,6 +61,11 @@ long long gdn_cuda_fast_tail_calls(void);
 /* Tests: those with some of their first heads so (fast_front: the launcher's rule at T <= 4, or
  * GDN_CUDA_FAST_FRONT). */
 long long gdn_cuda_fast_front_calls(void);
+/* Tests: calls of the pairs kernel on its persistent grid (items blockIdx.x + k gridDim.x: the launcher's rule at
+ * T = 6, or GDN_CUDA_FAST_LPR=3), and on its grid of contiguous tile ranges (the rule from T = 7 at large batch, or
+ * GDN_CUDA_FAST_LPR=4). */
+long long gdn_cuda_fast_persistent_calls(void);
+long long gdn_cuda_fast_range_calls(void);
 
 /* gdn_conv_plan_make for device index arrays: their contents are not read (checked on the device),
  * everything else exactly as gdn_conv_plan_make. Defined in core/conv_validate.c (no CUDA needed). */

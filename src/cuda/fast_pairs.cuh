@@ -13,8 +13,13 @@
  * persistent grid at J = 2).
  *
  * Decomposition: items (sequence n, value head h, J consecutive tiles of TR rows), item it = (n * Hv + h)
- * * (TILES / J) + tile group; 128-thread CTAs, CTA b taking items b, b + gridDim.x, ... (the launcher
- * gives one item per CTA unless asked for a persistent grid). With one item per CTA, the last P.fast_tail
+ * * (TILES / J) + tile group; 128-thread CTAs, CTA b taking items b, b + gridDim.x, ... (one item per CTA up to
+ * T = 5, the CTAs resident at once at T = 6: the launcher's rule, launch_fast_pairs). RANGE (D = 128, J = TILES;
+ * the rule from T = 7 at large batch): the G resident CTAs split the call's tt = N Hv TILES tiles into contiguous
+ * ranges, CTA b the tiles [b tt / G, (b + 1) tt / G), each head's tiles among them one item of 1 to TILES tiles, so
+ * every CTA streams until the others end too (H200 verify T=8 B=256 370.3-370.6 us one item per CTA, 362.6-362.8
+ * persistent, 356.2-356.4 in ranges; at T=4 ranges are the slowest: docs/PERF.md, session 47). With one item per
+ * CTA, the last P.fast_tail
  * (sequence, head) pairs take items of J / 2 tiles, two CTAs a head at the grid's end, so the last wave's CTAs
  * live half as long and the grid drains sooner, and the first P.fast_front pairs likewise at its start, so the first
  * wave's slots turn over at different times (the launcher's rule; docs/PERF.md sessions 45-46): CTA b < fc = 2
@@ -178,7 +183,7 @@ __device__ __forceinline__ void pairs_update(float4 (&s)[4], const float4 (&kf)[
     }
 }
 
-template <int D, int IN, int CV>
+template <int D, int IN, int CV, bool RANGE = false>
 __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __grid_constant__ gdn_cuda_params P)
 {
     const call_consts C = fast_cv_consts<CV, IN>(P); /* the call's conventions (CV: compiled in, fast.cuh) */
@@ -191,9 +196,13 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
     const int T = (int)P.T, Hv = P.Hv;
     int jl = P.fast_jlog, per = TILES >> jl;
     int64_t it0 = blockIdx.x, step = gridDim.x;
+    /* RANGE: CTA b of G walks the tiles [b tt / G, (b + 1) tt / G) of the call's tt = N Hv TILES (fewer than 2^31:
+       the launcher), each head's tiles among them as one item, J = TILES (buffers) */
+    constexpr bool rng = RANGE;
+    static_assert(!RANGE || D == 128, "fast_pairs_kernel: the range grid is compiled for D = 128");
     /* one item per CTA; the first fast_front and the last fast_tail heads' items at half the tiles (the launcher;
        D = 128 only: at D = 256 the mapping cost spills, and nothing was measured there) */
-    if (D == 128 && (P.fast_tail > 0 || P.fast_front > 0)) {
+    if (D == 128 && !rng && (P.fast_tail > 0 || P.fast_front > 0)) {
         const int64_t heads = (int64_t)P.N * Hv, fc = (int64_t)P.fast_front * 2 * per; /* fc: the front's CTAs */
         const int64_t cut = fc + (heads - P.fast_front - P.fast_tail) * per;         /* the CTAs before the tail's */
         if (it0 < fc)
@@ -204,9 +213,27 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
             it0 = 2 * (heads - P.fast_tail) * per + (it0 - cut), jl -= 1, per *= 2;
         step = (int64_t)P.N * Hv * TILES;
     }
-    const int J = 1 << jl, JTR = J * TR;
-    const int64_t items = (int64_t)P.N * Hv * per;
+    const int J = rng ? TILES : 1 << jl, JTR = J * TR;
+    int64_t items = (int64_t)P.N * Hv * per;
+    if (rng) {
+        const int64_t tt = (int64_t)P.N * Hv * TILES;
+        it0 = (int64_t)blockIdx.x * tt / gridDim.x;
+        items = ((int64_t)blockIdx.x + 1) * tt / gridDim.x;
+    }
     const int inb = pairs_in_bytes(D, T, J, ESZ);
+    /* item it (a tile index in range mode): its sequence, head, first tile and tiles */
+    auto item_of = [&](int64_t it, int *n, int *h, int *t0, int *nt) {
+        if (rng) {
+            const unsigned u = (unsigned)it, hp = u / TILES, left = (unsigned)items - u;
+            *t0 = (int)(u % TILES);
+            *nt = (int)((unsigned)(TILES - *t0) < left ? (unsigned)(TILES - *t0) : left);
+            *n = (int)(hp / (unsigned)Hv);
+            *h = (int)(hp - (unsigned)*n * (unsigned)Hv);
+        } else {
+            pairs_item(P, it, per, jl, n, h, t0);
+            *nt = J;
+        }
+    };
     unsigned long long *ibar = (unsigned long long *)pairs_smem;
     unsigned char *in0 = pairs_smem + PAIRS_BAR_BYTES;
     float *qsm = (float *)(in0 + 2 * inb), *ksm = qsm + T * D;
@@ -219,12 +246,12 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
     };
     /* warp 0: item it's q, k rows and the tiles' v values into `dst`, completing on `bar` */
     auto fetch_inputs = [&](int64_t it, unsigned char *dst, unsigned long long *bar) {
-        int n, h, t0;
-        pairs_item(P, it, per, jl, &n, &h, &t0);
+        int n, h, t0, nt;
+        item_of(it, &n, &h, &t0, &nt);
         const int hk = P.grouped ? (int)fdiv((unsigned)h, P.fd_ratio) : h - (int)fdiv((unsigned)h, P.fd_hk) * P.Hk;
         const size_t tok0 = (size_t)n * (unsigned)T;
         if (lane == 0)
-            pairs_arm(bar, (unsigned)inb);
+            pairs_arm(bar, (unsigned)(inb - T * (J - nt) * TR * ESZ));
         __syncwarp();
         const int t = lane % T, w = lane / T; /* lane: piece w (q, k, v) of token t */
         if (w == 0)
@@ -234,20 +261,20 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
                         D * ESZ, bar);
         else if (w == 2)
             pairs_piece(dst + 2 * T * D * ESZ + t * JTR * ESZ,
-                        (const unsigned char *)P.v + (((tok0 + t) * Hv + h) * D + t0 * TR) * ESZ, JTR * ESZ, bar);
+                        (const unsigned char *)P.v + (((tok0 + t) * Hv + h) * D + t0 * TR) * ESZ, nt * TR * ESZ, bar);
     };
     /* thread t < T: item it's g_t and beta_t (f32) */
     auto load_gates = [&](int64_t it, float *g, float *b) {
-        int n, h, t0;
-        pairs_item(P, it, per, jl, &n, &h, &t0);
+        int n, h, t0, nt;
+        item_of(it, &n, &h, &t0, &nt);
         fast_gates_global(P, (size_t)n * (unsigned)T, h, C.gdt)(tid, g, b);
     };
 
     /* the read and write rows of the current item (none past the items) */
     float *rd0 = NULL, *wr0 = NULL;
     if (it0 < items) {
-        int n, h, t0;
-        pairs_item(P, it0, per, jl, &n, &h, &t0);
+        int n, h, t0, nt;
+        item_of(it0, &n, &h, &t0, &nt);
         item_rows(n, h, t0, &rd0, &wr0);
     }
     if (P.early_trigger)
@@ -268,21 +295,24 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
         load_gates(it0, &gsm[tid], &bsm[tid]);
 
     float gn = 0.f, bn = 0.f; /* threads t < T: the next item's gates */
+    int64_t it = it0;
     for (int k = 0;; k++) {
-        const int64_t it = it0 + k * step;
         if (it >= items)
             break;
+        int n, h, tile0, nt = J;
+        if (rng) /* the next item follows this one's tiles */
+            item_of(it, &n, &h, &tile0, &nt);
         __syncthreads(); /* the last item is done with q, k, v, the coefficients and the other input buffer;
                             this item's gates are in gsm / bsm */
-        const int64_t itn = it + step;
+        const int64_t itn = it + (rng ? nt : step);
         if (itn < items) { /* the next item's inputs, while this one runs */
             if (warp == 0)
                 fetch_inputs(itn, in0 + ((k + 1) & 1) * inb, &ibar[(k + 1) & 1]);
             if (tid < T)
                 load_gates(itn, &gn, &bn);
         }
-        int n, h, tile0;
-        pairs_item(P, it, per, jl, &n, &h, &tile0);
+        if (!rng)
+            item_of(it, &n, &h, &tile0, &nt);
         item_rows(n, h, tile0, &rd0, &wr0);
         float4 sn0[4], sn1[4]; /* the next tile's two rows (zeros for a negative read slot): tile 0's loaded
                                   now, before the item's staging, tile j + 1's while tile j's tokens run */
@@ -328,14 +358,14 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
 
         const float pfin = gc[8 * (T - 1) + 6];
         const int r0 = warp * WR + 2 * grp; /* this thread's first row within a tile (the second: r0 + 1) */
-        for (int j = 0; j < J; j++) {
+        for (int j = 0; j < nt; j++) {
             float4 s0[4], s1[4];
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 s0[i] = sn0[i];
                 s1[i] = sn1[i];
             }
-            if (j + 1 < J) {
+            if (j + 1 < nt) {
                 fast_load_rows<4, FL>(rd0, ((j + 1) * TR + 2 * grp) * D, lr, sn0);
                 fast_load_rows<4, FL>(rd0, ((j + 1) * TR + 2 * grp + 1) * D, lr, sn1);
             }
@@ -392,6 +422,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
             gsm[tid] = gn;
             bsm[tid] = bn;
         }
+        it = itn;
     }
 }
 

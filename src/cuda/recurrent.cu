@@ -1317,43 +1317,59 @@ static int fast_jlog_asked(int fast_j, int tiles)
 
 /* fast_pairs_kernel (fast_pairs.cuh) for a multi-token call without capture, D = 128 or 256. J (state
  * tiles per item): 4 (a head has 4 or 16; fewer where 4 would leave fewer than 4 CTAs per SM), or
- * GDN_CUDA_FAST_J (fast_j). Grid: one CTA per item (at most 2^31 - 1 CTAs: the
- * CTAs then walk several), or with `persistent` the CTAs resident at once, each walking items
- * blockIdx.x + k * gridDim.x (GDN_CUDA_FAST_LPR=3; measured no faster: H200 verify T=4 B = 64 / 256 77.2 /
- * 291.7 us against 74.6 / 278.5 one item per CTA at J = 4, session 25; at J = 1 / 2 108.4 / 77.7 and
- * 412.3 / 291.0). */
-template <int D, int CV>
+ * GDN_CUDA_FAST_J (fast_j). Grids (`ask`: GDN_CUDA_FAST_LPR % 100 = 3, 4 or 5 forces one, else the rule below):
+ *   one CTA per item (5; at most 2^31 - 1 CTAs: the CTAs then walk several), with the drain rule's front and tail;
+ *   persistent (3): the CTAs resident at once, each walking items blockIdx.x + k * gridDim.x;
+ *   ranges (4; D = 128 at J = 4, fewer than 2^31 tiles, else persistent): the CTAs resident at once, CTA b the
+ *   tiles [b tt / G, (b + 1) tt / G) of the call's tt, so that every CTA ends with the others.
+ * The rule (D = 128, J automatic): ranges from T = 7 where the heads are at least twice the resident CTAs,
+ * persistent from T = 6 otherwise, one CTA per item up to T = 5. H200, Qwen3.6 layer, gdn bench, one item per CTA /
+ * persistent / ranges (docs/PERF.md, session 47): verify T=8 B=64 94.5-95.0 / 92.5-92.6 / 90.3-91.3 us, B=128
+ * 186.5-186.7 / 184.5-184.6 / 179.5-179.6, B=256 370.3-370.6 / 362.6-362.8 / 356.2-356.4, B=32 49.6-49.7 / 47.8-47.9 /
+ * 48.5; T=7 B=64 87.0-87.3 / 84.0-86.9 / 82.7-83.1, B=256 343.0-343.1 / 334.0-334.2 / 327.9-329.8; T=6 B=64 79.4-80.7
+ * / 78.4-78.5 / 80.0, B=256 315.2-316.3 / 304.5-304.6 / 313.4; T=5 B=64 74.6-75.0 / 75.5-75.6 / 78.3-78.4, B=256
+ * 289.9-290.0 / 295.1 / 308.1; T=4 B=64 71.6 / 74.0 / 76.2, B=256 271.1 / 289.8-290.0 / 298.7-298.8. */
+template <int D, int CV, bool R>
 static void (*pick_pairs_cv(int dtype))(gdn_cuda_params)
 {
-    return dtype == GDN_DTYPE_F32    ? fast_pairs_kernel<D, 0, CV>
-           : dtype == GDN_DTYPE_BF16 ? fast_pairs_kernel<D, 1, CV>
-                                     : fast_pairs_kernel<D, 2, CV>;
+    return dtype == GDN_DTYPE_F32    ? fast_pairs_kernel<D, 0, CV, R>
+           : dtype == GDN_DTYPE_BF16 ? fast_pairs_kernel<D, 1, CV, R>
+                                     : fast_pairs_kernel<D, 2, CV, R>;
 }
-template <int D>
+template <int D, bool R = false>
 static void (*pick_pairs(int dtype, int cv))(gdn_cuda_params)
 {
-    return cv == FAST_CV_LOG_F32  ? pick_pairs_cv<D, FAST_CV_LOG_F32>(dtype)
-           : cv == FAST_CV_LOG_IN ? pick_pairs_cv<D, FAST_CV_LOG_IN>(dtype)
-                                  : pick_pairs_cv<D, FAST_CV_ANY>(dtype);
+    return cv == FAST_CV_LOG_F32  ? pick_pairs_cv<D, FAST_CV_LOG_F32, R>(dtype)
+           : cv == FAST_CV_LOG_IN ? pick_pairs_cv<D, FAST_CV_LOG_IN, R>(dtype)
+                                  : pick_pairs_cv<D, FAST_CV_ANY, R>(dtype);
 }
-static std::atomic<long long> g_fast_tail_calls{0}, g_fast_front_calls{0}; /* gdn_cuda_fast_tail_calls, _front_ */
+static std::atomic<long long> g_fast_tail_calls{0}, g_fast_front_calls{0}, /* gdn_cuda_fast_tail_calls, _front_, */
+    g_fast_persistent_calls{0}, g_fast_range_calls{0};                      /* _persistent_, _range_ */
 
-static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j,
-                                     bool persistent, int cv)
+/* The pairs kernel's largest call's shared memory allowed for fn (`which` of 36 forms), once. */
+static cudaError_t pairs_raise(void (*fn)(gdn_cuda_params), int which, int D, int esz)
+{
+    static std::atomic<int> raised[36];
+    if (raised[which].load(std::memory_order_relaxed))
+        return cudaSuccess;
+    cudaError_t e = cudaFuncSetAttribute((const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         pairs_smem_bytes(D, FAST_TMAX, 1 << FAST_JLOG_MAX, esz));
+    if (e == cudaSuccess)
+        raised[which].store(1, std::memory_order_relaxed);
+    return e;
+}
+
+static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, int num_sms, int fast_j, int ask,
+                                     int cv)
 {
     typedef void (*pairs_fn)(gdn_cuda_params);
     const int D = (int)p.Dk, tiles = D * D / 4096; /* TR = 4096 / D rows per tile */
     const int esz = p.dtype == GDN_DTYPE_F32 ? 4 : 2;
-    const pairs_fn fn = D == 128 ? pick_pairs<128>(p.dtype, cv) : pick_pairs<256>(p.dtype, cv);
+    pairs_fn fn = D == 128 ? pick_pairs<128>(p.dtype, cv) : pick_pairs<256>(p.dtype, cv);
     const int which = ((D == 256) * 3 + (p.dtype == GDN_DTYPE_BF16 ? 1 : p.dtype == GDN_DTYPE_F16 ? 2 : 0)) * 3 + cv;
-    static std::atomic<int> raised[18];
-    if (!raised[which].load(std::memory_order_relaxed)) { /* the largest call's shared memory, once */
-        cudaError_t e = cudaFuncSetAttribute((const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             pairs_smem_bytes(D, FAST_TMAX, 1 << FAST_JLOG_MAX, esz));
-        if (e != cudaSuccess)
-            return e;
-        raised[which].store(1, std::memory_order_relaxed);
-    }
+    cudaError_t e0 = pairs_raise(fn, which, D, esz);
+    if (e0 != cudaSuccess)
+        return e0;
     /* CTAs resident per SM for a call's shared memory at 2^jl tiles per item (cached per kernel, T, J) */
     static std::atomic<int> occ[18 * (FAST_TMAX + 1) * (FAST_JLOG_MAX + 1)];
     auto resident = [&](int jl, int *per_sm) -> cudaError_t {
@@ -1389,14 +1405,29 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
     }
     p.fast_jlog = jlog;
     const int smem = pairs_smem_bytes(D, (int)p.T, 1 << jlog, esz);
-    const int64_t items = p.N * p.Hv * (tiles >> jlog);
+    const int64_t items = p.N * p.Hv * (tiles >> jlog), heads = p.N * p.Hv;
     int64_t grid = items;
-    if (persistent) { /* the CTAs resident at once */
+    /* the grid (above): 3 persistent, 4 ranges, 5 one CTA per item */
+    int form = ask == 3 || ask == 4 || ask == 5 ? ask : 5;
+    if (form != 5 || (D == 128 && fast_j <= 0 && p.T >= 6)) {
         cudaError_t e = resident(jlog, &per_sm);
         if (e != cudaSuccess)
             return e;
-        grid = items < (int64_t)per_sm * num_sms ? items : (int64_t)per_sm * num_sms;
+        const int64_t slots = (int64_t)per_sm * num_sms;
+        if (form == 5) /* the rule */
+            form = p.T >= 7 && heads >= 2 * slots ? 4 : 3;
+        if (form == 4 && !(D == 128 && jlog == 2 && heads * tiles <= 0x7fffffff))
+            form = 3;
+        if (form == 4) { /* the CTAs resident at once, each a contiguous range of the tiles */
+            grid = heads * tiles < slots ? heads * tiles : slots;
+            fn = pick_pairs<128, true>(p.dtype, cv);
+            if ((e = pairs_raise(fn, 18 + which, D, esz)) != cudaSuccess)
+                return e;
+        } else if (form == 3) { /* the CTAs resident at once */
+            grid = items < slots ? items : slots;
+        }
     }
+    const bool persistent = form != 5;
     /* The grid's drain: a CTA's rate is set by its own chain, not by how many CTAs share the HBM, so as the last
        wave's CTAs finish at different times the HBM idles (H200 verify T=4 B=64: 16 us CTAs, about 6 us lost; a
        per-CTA timeline, docs/PERF.md session 45). The last K heads therefore run at half the tiles per CTA, two CTAs
@@ -1413,7 +1444,6 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
        slower (session 46, runs 8-9).
        p.fast_tail, p.fast_front: the backend's requests (-1 automatic, 0 none, K forced), then the counts. */
     int64_t tail = 0, front = 0;
-    const int64_t heads = p.N * p.Hv;
     const bool halves = D == 128 && !persistent && jlog >= 1 && 2 * items <= 0x7fffffff; /* the kernel maps them */
     if (halves && p.fast_tail != 0) {
         if (p.fast_tail > 0) {
@@ -1450,6 +1480,10 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
         g_fast_tail_calls++;
     if (e == cudaSuccess && front > 0)
         g_fast_front_calls++;
+    if (e == cudaSuccess && form == 3)
+        g_fast_persistent_calls++;
+    if (e == cudaSuccess && form == 4)
+        g_fast_range_calls++;
     return e;
 }
 
@@ -1461,6 +1495,16 @@ long long gdn_cuda_fast_tail_calls(void)
 long long gdn_cuda_fast_front_calls(void)
 {
     return g_fast_front_calls.load();
+}
+
+long long gdn_cuda_fast_persistent_calls(void)
+{
+    return g_fast_persistent_calls.load();
+}
+
+long long gdn_cuda_fast_range_calls(void)
+{
+    return g_fast_range_calls.load();
 }
 
 int64_t gdn_cuda_chunk_workspace_floats(const gdn_cuda_params *p)
@@ -1572,7 +1616,7 @@ void gdn_cuda_fastdiv_init(gdn_fastdiv *f, unsigned d)
 static bool fast_pairs_call(const gdn_cuda_params *p, int num_sms, int fast_lpr)
 {
     return p->T > 1 && p->cap_mode == GDN_CAPTURE_NONE && (p->Dk == 128 || p->Dk == 256) && !((uintptr_t)p->v & 15u) &&
-           (fast_lpr % 100 == 2 || fast_lpr % 100 == 3 ||
+           (fast_lpr % 100 == 2 || fast_lpr % 100 == 3 || fast_lpr % 100 == 4 || fast_lpr % 100 == 5 ||
             (fast_lpr % 100 == 0 && p->N * p->Hv >= 2 * (int64_t)num_sms));
 }
 
@@ -1631,7 +1675,7 @@ cudaError_t gdn_cuda_launch_recurrent(const gdn_cuda_params *pin, cudaStream_t s
            16 or 32 asks for fast_kernel; H200 verify T=4 B=8: fast_kernel 15.35 us, fast_pairs in its first
            form 15.8) */
         if (pairs)
-            return launch_fast_pairs(p, cfg, num_sms, fast_j, fast_lpr % 100 == 3, cv);
+            return launch_fast_pairs(p, cfg, num_sms, fast_j, fast_lpr % 100, cv);
         /* lanes per row: decode 16 (twice the CTAs) up to 2 (sequence, head) pairs per SM, 8 beyond (H200:
            decode B=1 2.50 against 3.00 us, B=256 same); multi-token calls 16 up to one (sequence, head, token)
            per SM, 8 beyond at D = 128 without capture (with the compiled-in conventions, H200 T = 2 / 4 / 8,
