@@ -93,7 +93,9 @@ def case(kind, B, T):
 
 cases = [('rec', 1, 1), ('rec', 64, 1), ('rec', 256, 1), ('rec', 1, 4), ('rec', 64, 4),
          ('chunk', 1, 512), ('chunk', 1, 4096), ('chunk', 1, 32768), ('chunk', 8, 4096), ('chunk', 64, 4096)]
-if len(sys.argv) > 1:
+if len(sys.argv) > 1 and ':' in sys.argv[1]:  # kind:B:T,... (session 47: e.g. rec:64:8,rec:256:8)
+    cases = [(w.split(':')[0], int(w.split(':')[1]), int(w.split(':')[2])) for w in sys.argv[1].split(',')]
+elif len(sys.argv) > 1:
     cases = [c for c in cases if c[0] == sys.argv[1]]
 print('torch', torch.__version__, 'device', torch.cuda.get_device_name(), flush=True)
 for kind, B, T in cases:
