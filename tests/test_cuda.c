@@ -187,6 +187,18 @@ static int run_case_r(gdn_check_case *c, const char *what, size_t i, gdn_check_r
     return 1;
 }
 
+#ifdef GDN_HAVE_CUDA
+/* Do the launcher's own rules choose the fast path's kernels and grids here: the CUDA backend, GDN_CUDA_FAST unset
+   or 1, and none of the n switches `sw` set? (The tests that assert a rule ran.) */
+static int fast_rules_plain(const char *const *sw, size_t n)
+{
+    int plain = g_backend == GDN_BACKEND_CUDA && !(getenv("GDN_CUDA_FAST") && strcmp(getenv("GDN_CUDA_FAST"), "1"));
+    for (size_t i = 0; i < n; i++)
+        plain = plain && !getenv(sw[i]);
+    return plain;
+}
+#endif
+
 static int run_case(gdn_check_case *c, const char *what, size_t i)
 {
     return run_case_r(c, what, i, NULL);
@@ -359,11 +371,9 @@ static void run_matrix(int count)
         int ok = run_case(&c, "fast qwen verify B=64", 0);
 #ifdef GDN_HAVE_CUDA
         const long long tails = gdn_cuda_fast_tail_calls() - tc0, fronts = gdn_cuda_fast_front_calls() - fc0;
-        static const char *SW[] = {"GDN_CUDA_FAST_TAIL", "GDN_CUDA_FAST_FRONT", "GDN_CUDA_FAST_LPR", "GDN_CUDA_FAST_J",
-                                   "GDN_CUDA_CHUNK"};
-        int plain = g_backend == GDN_BACKEND_CUDA && !(getenv("GDN_CUDA_FAST") && strcmp(getenv("GDN_CUDA_FAST"), "1"));
-        for (size_t i = 0; i < sizeof SW / sizeof SW[0]; i++)
-            plain = plain && !getenv(SW[i]);
+        static const char *const SW[] = {"GDN_CUDA_FAST_TAIL", "GDN_CUDA_FAST_FRONT", "GDN_CUDA_FAST_LPR",
+                                         "GDN_CUDA_FAST_J", "GDN_CUDA_CHUNK"};
+        const int plain = fast_rules_plain(SW, sizeof SW / sizeof SW[0]);
         if (plain && g_sms > 0 && g_sms <= 170 && (tails < 1 || fronts < 1)) {
             printf("FAIL fast qwen verify B=64: the drain rule did not run (%lld calls with a tail, %lld with a front; "
                    "%d SMs)\n",
@@ -391,10 +401,8 @@ static void run_matrix(int count)
         int ok = run_case(&c, NAME[g], 0);
 #ifdef GDN_HAVE_CUDA
         const long long n = grid_calls() - n0;
-        static const char *SW[] = {"GDN_CUDA_FAST_LPR", "GDN_CUDA_FAST_J", "GDN_CUDA_CHUNK"};
-        int plain = g_backend == GDN_BACKEND_CUDA && !(getenv("GDN_CUDA_FAST") && strcmp(getenv("GDN_CUDA_FAST"), "1"));
-        for (size_t i = 0; i < sizeof SW / sizeof SW[0]; i++)
-            plain = plain && !getenv(SW[i]);
+        static const char *const SW[] = {"GDN_CUDA_FAST_LPR", "GDN_CUDA_FAST_J", "GDN_CUDA_CHUNK"};
+        const int plain = fast_rules_plain(SW, sizeof SW / sizeof SW[0]);
         if (plain && g_sms > 0 && g_sms <= 170 && n < 1) {
             printf("FAIL %s: not on the %s grid (%d SMs)\n", NAME[g], g ? "range" : "persistent", g_sms);
             ok = 0;
