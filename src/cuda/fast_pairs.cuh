@@ -198,11 +198,10 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
     int64_t it0 = blockIdx.x, step = gridDim.x;
     /* RANGE: CTA b of G walks the tiles [b tt / G, (b + 1) tt / G) of the call's tt = N Hv TILES (fewer than 2^31:
        the launcher), each head's tiles among them as one item, J = TILES (buffers) */
-    constexpr bool rng = RANGE;
     static_assert(!RANGE || D == 128, "fast_pairs_kernel: the range grid is compiled for D = 128");
     /* one item per CTA; the first fast_front and the last fast_tail heads' items at half the tiles (the launcher;
        D = 128 only: at D = 256 the mapping cost spills, and nothing was measured there) */
-    if (D == 128 && !rng && (P.fast_tail > 0 || P.fast_front > 0)) {
+    if (D == 128 && !RANGE && (P.fast_tail > 0 || P.fast_front > 0)) {
         const int64_t heads = (int64_t)P.N * Hv, fc = (int64_t)P.fast_front * 2 * per; /* fc: the front's CTAs */
         const int64_t cut = fc + (heads - P.fast_front - P.fast_tail) * per;         /* the CTAs before the tail's */
         if (it0 < fc)
@@ -213,9 +212,9 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
             it0 = 2 * (heads - P.fast_tail) * per + (it0 - cut), jl -= 1, per *= 2;
         step = (int64_t)P.N * Hv * TILES;
     }
-    const int J = rng ? TILES : 1 << jl, JTR = J * TR;
+    const int J = RANGE ? TILES : 1 << jl, JTR = J * TR;
     int64_t items = (int64_t)P.N * Hv * per;
-    if (rng) {
+    if (RANGE) {
         const int64_t tt = (int64_t)P.N * Hv * TILES;
         it0 = (int64_t)blockIdx.x * tt / gridDim.x;
         items = ((int64_t)blockIdx.x + 1) * tt / gridDim.x;
@@ -223,7 +222,7 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
     const int inb = pairs_in_bytes(D, T, J, ESZ);
     /* item it (a tile index in range mode): its sequence, head, first tile and tiles */
     auto item_of = [&](int64_t it, int *n, int *h, int *t0, int *nt) {
-        if (rng) {
+        if (RANGE) {
             const unsigned u = (unsigned)it, hp = u / TILES, left = (unsigned)items - u;
             *t0 = (int)(u % TILES);
             *nt = (int)((unsigned)(TILES - *t0) < left ? (unsigned)(TILES - *t0) : left);
@@ -300,18 +299,18 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
         if (it >= items)
             break;
         int n, h, tile0, nt = J;
-        if (rng) /* the next item follows this one's tiles */
+        if (RANGE) /* the next item follows this one's tiles */
             item_of(it, &n, &h, &tile0, &nt);
         __syncthreads(); /* the last item is done with q, k, v, the coefficients and the other input buffer;
                             this item's gates are in gsm / bsm */
-        const int64_t itn = it + (rng ? nt : step);
+        const int64_t itn = it + (RANGE ? nt : step);
         if (itn < items) { /* the next item's inputs, while this one runs */
             if (warp == 0)
                 fetch_inputs(itn, in0 + ((k + 1) & 1) * inb, &ibar[(k + 1) & 1]);
             if (tid < T)
                 load_gates(itn, &gn, &bn);
         }
-        if (!rng)
+        if (!RANGE)
             item_of(it, &n, &h, &tile0, &nt);
         item_rows(n, h, tile0, &rd0, &wr0);
         float4 sn0[4], sn1[4]; /* the next tile's two rows (zeros for a negative read slot): tile 0's loaded

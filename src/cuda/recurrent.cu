@@ -1407,15 +1407,16 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
     const int smem = pairs_smem_bytes(D, (int)p.T, 1 << jlog, esz);
     const int64_t items = p.N * p.Hv * (tiles >> jlog), heads = p.N * p.Hv;
     int64_t grid = items;
-    /* the grid (above): 3 persistent, 4 ranges, 5 one CTA per item */
-    int form = ask == 3 || ask == 4 || ask == 5 ? ask : 5;
-    if (form != 5 || (D == 128 && fast_j <= 0 && p.T >= 6)) {
-        cudaError_t e = resident(jlog, &per_sm);
+    /* the grid (above): 3 persistent, 4 ranges, 5 one CTA per item; asked for, or by the rule */
+    const bool rule = !(ask == 3 || ask == 4 || ask == 5) && D == 128 && fast_j <= 0 && p.T >= 6;
+    int form = ask == 3 || ask == 4 ? ask : rule ? 3 : 5;
+    if (form != 5) {
+        cudaError_t e = resident(jlog, &per_sm); /* (the range form's registers and shared memory are the same) */
         if (e != cudaSuccess)
             return e;
         const int64_t slots = (int64_t)per_sm * num_sms;
-        if (form == 5) /* the rule */
-            form = p.T >= 7 && heads >= 2 * slots ? 4 : 3;
+        if (rule && p.T >= 7 && heads >= 2 * slots)
+            form = 4;
         if (form == 4 && !(D == 128 && jlog == 2 && heads * tiles <= 0x7fffffff))
             form = 3;
         if (form == 4) { /* the CTAs resident at once, each a contiguous range of the tiles */
@@ -1423,7 +1424,7 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
             fn = pick_pairs<128, true>(p.dtype, cv);
             if ((e = pairs_raise(fn, 18 + which, D, esz)) != cudaSuccess)
                 return e;
-        } else if (form == 3) { /* the CTAs resident at once */
+        } else { /* persistent: the CTAs resident at once */
             grid = items < slots ? items : slots;
         }
     }
