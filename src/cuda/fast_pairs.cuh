@@ -13,18 +13,15 @@
  * persistent grid at J = 2).
  *
  * Decomposition: items (sequence n, value head h, J consecutive tiles of TR rows), item it = (n * Hv + h)
- * * (TILES / J) + tile group; 128-thread CTAs, CTA b taking items b, b + gridDim.x, ... (one item per CTA up to
- * T = 5, the CTAs resident at once at T = 6: the launcher's rule, launch_fast_pairs). RANGE (D = 128, J = TILES;
- * the rule from T = 7 at large batch): the G resident CTAs split the call's tt = N Hv TILES tiles into contiguous
- * ranges, CTA b the tiles [b tt / G, (b + 1) tt / G), each head's tiles among them one item of 1 to TILES tiles, so
- * every CTA streams until the others end too (H200 verify T=8 B=256 370.3-370.6 us one item per CTA, 362.6-362.8
+ * * (TILES / J) + tile group; 128-thread CTAs, each walking the items pairs_map.h gives it (pairs_cta_walk, tested
+ * on the host by tests/test_cuda_map.c): one item per CTA up to T = 5, the CTAs resident at once walking items b +
+ * k G at T = 6, and from T = 7 at large batch (RANGE: D = 128, J = TILES) contiguous ranges of the call's tiles,
+ * each head's tiles in a range one item of 1 to TILES tiles, so that every CTA streams until the others end too
+ * (the launcher's rule, launch_fast_pairs; H200 verify T=8 B=256 370.3-370.6 us one item per CTA, 362.6-362.8
  * persistent, 356.2-356.4 in ranges; at T=4 ranges are the slowest: docs/PERF.md, session 47). With one item per
- * CTA, the last P.fast_tail
- * (sequence, head) pairs take items of J / 2 tiles, two CTAs a head at the grid's end, so the last wave's CTAs
- * live half as long and the grid drains sooner, and the first P.fast_front pairs likewise at its start, so the first
- * wave's slots turn over at different times (the launcher's rule; docs/PERF.md sessions 45-46): CTA b < fc = 2
- * fast_front per takes item b of the J / 2 numbering, CTA b < cut (fc and the middle heads' items) item fast_front
- * per + (b - fc), and CTA b >= cut item 2 (heads - fast_tail) per + (b - cut) of the J / 2 numbering. FL = D / 16
+ * CTA, the last P.fast_tail (sequence, head) pairs take items of J / 2 tiles, two CTAs a head at the grid's end, so
+ * the last wave's CTAs live half as long and the grid drains sooner, and the first P.fast_front pairs likewise at
+ * its start, so the first wave's slots turn over at different times (docs/PERF.md sessions 45-46). FL = D / 16
  * lanes share a row pair; lane l of a pair holds the float4s i * FL + l (i < 4) of both rows; a warp holds WR = 64 /
  * FL consecutive rows, the CTA TR = 4 WR rows per tile (D = 128: FL 8, WR 8, TR 32, 4 tiles per head; D = 256: FL 16,
  * WR 4, TR 16, 16 tiles).
@@ -59,6 +56,8 @@
  */
 #ifndef GDN_CUDA_FAST_PAIRS_CUH
 #define GDN_CUDA_FAST_PAIRS_CUH
+
+#include "cuda/pairs_map.h"
 
 #define PAIRS_BAR_BYTES 128 /* the 2 input mbarriers, padded to keep the inputs 128-byte aligned */
 
@@ -140,16 +139,6 @@ __device__ __forceinline__ void pairs_bar_fence()
 #endif
 }
 
-/* Item `it` of a call: sequence n, value head h, first tile tile0 (per = tile groups per head). */
-__device__ __forceinline__ void pairs_item(const gdn_cuda_params &P, int64_t it, int per, int jl, int *n, int *h,
-                                           int *tile0)
-{
-    const int64_t hp = it / per; /* the (sequence, head) pair */
-    *tile0 = (int)(it - hp * per) << jl;
-    *n = (int)(hp / P.Hv);
-    *h = (int)(hp - (int64_t)*n * P.Hv);
-}
-
 /* g_t and beta_t staged in shared memory (as f32). */
 struct pairs_gates_smem {
     const float *g, *b;
@@ -194,42 +183,29 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL, grp = lane / FL;
     const int T = (int)P.T, Hv = P.Hv;
-    int jl = P.fast_jlog, per = TILES >> jl;
-    int64_t it0 = blockIdx.x, step = gridDim.x;
-    /* RANGE: CTA b of G walks the tiles [b tt / G, (b + 1) tt / G) of the call's tt = N Hv TILES (fewer than 2^31:
-       the launcher), each head's tiles among them as one item, J = TILES (buffers) */
+    /* this CTA's items (pairs_map.h): one item per CTA with the launcher's front and tail at half the tiles
+       (D = 128 only: at D = 256 the mapping cost spills, and nothing was measured there), the persistent grid's
+       items b + k G, or (RANGE: D = 128, J = TILES) the tiles [b tt / G, (b + 1) tt / G) of the call's tt = N Hv
+       TILES (fewer than 2^31: the launcher), each head's tiles among them as one item */
     static_assert(!RANGE || D == 128, "fast_pairs_kernel: the range grid is compiled for D = 128");
-    /* one item per CTA; the first fast_front and the last fast_tail heads' items at half the tiles (the launcher;
-       D = 128 only: at D = 256 the mapping cost spills, and nothing was measured there) */
-    if (D == 128 && !RANGE && (P.fast_tail > 0 || P.fast_front > 0)) {
-        const int64_t heads = (int64_t)P.N * Hv, fc = (int64_t)P.fast_front * 2 * per; /* fc: the front's CTAs */
-        const int64_t cut = fc + (heads - P.fast_front - P.fast_tail) * per;         /* the CTAs before the tail's */
-        if (it0 < fc)
-            jl -= 1, per *= 2;
-        else if (it0 < cut)
-            it0 = (int64_t)P.fast_front * per + (it0 - fc);
-        else
-            it0 = 2 * (heads - P.fast_tail) * per + (it0 - cut), jl -= 1, per *= 2;
-        step = (int64_t)P.N * Hv * TILES;
-    }
+    const pairs_walk W = pairs_cta_walk(blockIdx.x, gridDim.x, (int64_t)P.N * Hv, TILES, P.fast_jlog, P.fast_front,
+                                        P.fast_tail, RANGE, D == 128);
+    const int jl = W.jl, per = W.per;
+    const int64_t it0 = W.first, step = W.step, items = W.end;
     const int J = RANGE ? TILES : 1 << jl, JTR = J * TR;
-    int64_t items = (int64_t)P.N * Hv * per;
-    if (RANGE) {
-        const int64_t tt = (int64_t)P.N * Hv * TILES;
-        it0 = (int64_t)blockIdx.x * tt / gridDim.x;
-        items = ((int64_t)blockIdx.x + 1) * tt / gridDim.x;
-    }
     const int inb = pairs_in_bytes(D, T, J, ESZ);
     /* item it (a tile index in range mode): its sequence, head, first tile and tiles */
     auto item_of = [&](int64_t it, int *n, int *h, int *t0, int *nt) {
         if (RANGE) {
-            const unsigned u = (unsigned)it, hp = u / TILES, left = (unsigned)items - u;
-            *t0 = (int)(u % TILES);
-            *nt = (int)((unsigned)(TILES - *t0) < left ? (unsigned)(TILES - *t0) : left);
+            unsigned hp;
+            pairs_range_item_at(it, items, TILES, &hp, t0, nt);
             *n = (int)(hp / (unsigned)Hv);
             *h = (int)(hp - (unsigned)*n * (unsigned)Hv);
         } else {
-            pairs_item(P, it, per, jl, n, h, t0);
+            int64_t hp;
+            pairs_item_at(it, per, jl, &hp, t0);
+            *n = (int)(hp / Hv);
+            *h = (int)(hp - (int64_t)*n * Hv);
             *nt = J;
         }
     };

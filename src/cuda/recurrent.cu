@@ -1405,35 +1405,20 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
     }
     p.fast_jlog = jlog;
     const int smem = pairs_smem_bytes(D, (int)p.T, 1 << jlog, esz);
-    const int64_t items = p.N * p.Hv * (tiles >> jlog), heads = p.N * p.Hv;
-    int64_t grid = items;
-    /* the grid (above): 3 persistent, 4 ranges, 5 one CTA per item; asked for, or by the rule */
-    const bool rule = !(ask == 3 || ask == 4 || ask == 5) && D == 128 && fast_j <= 0 && p.T >= 6;
-    int form = ask == 3 || ask == 4 ? ask : rule ? 3 : 5;
-    if (form != 5) {
-        cudaError_t e = resident(jlog, &per_sm); /* (the range form's registers and shared memory are the same) */
+    if (!per_sm) {
+        cudaError_t e = resident(jlog, &per_sm);
         if (e != cudaSuccess)
             return e;
-        const int64_t slots = (int64_t)per_sm * num_sms;
-        if (rule && p.T >= 7 && heads >= 2 * slots)
-            form = 4;
-        if (form == 4 && !(D == 128 && jlog == 2 && heads * tiles <= 0x7fffffff))
-            form = 3;
-        if (form == 4) { /* the CTAs resident at once, each a contiguous range of the tiles */
-            grid = heads * tiles < slots ? heads * tiles : slots;
-            fn = pick_pairs<128, true>(p.dtype, cv);
-            if ((e = pairs_raise(fn, 18 + which, D, esz)) != cudaSuccess)
-                return e;
-        } else { /* persistent: the CTAs resident at once */
-            grid = items < slots ? items : slots;
-        }
     }
-    const bool persistent = form != 5;
-    /* The grid's drain: a CTA's rate is set by its own chain, not by how many CTAs share the HBM, so as the last
-       wave's CTAs finish at different times the HBM idles (H200 verify T=4 B=64: 16 us CTAs, about 6 us lost; a
-       per-CTA timeline, docs/PERF.md session 45). The last K heads therefore run at half the tiles per CTA, two CTAs
-       a head, dispatched last, from three waves of CTAs on, for D = 128 and T >= 3, where it was measured (T=2 B=64
-       and B=32 T=4, two waves, were slower). K (docs/PERF.md, sessions 45-46; gdn bench, the rule against none):
+    /* The grid (pairs_map.h, pairs_plan_grid; tested on the host by tests/test_cuda_map.c): asked for (ask = 3
+       persistent, 4 ranges, 5 one CTA per item), or the rule: ranges from T = 7 where the heads are at least twice
+       the resident CTAs, persistent from T = 6 otherwise, one CTA per item up to T = 5 (D = 128, J automatic).
+       With one CTA per item, the grid's drain: a CTA's rate is set by its own chain, not by how many CTAs share the
+       HBM, so as the last wave's CTAs finish at different times the HBM idles (H200 verify T=4 B=64: 16 us CTAs,
+       about 6 us lost; a per-CTA timeline, docs/PERF.md session 45). The last K heads therefore run at half the
+       tiles per CTA, two CTAs a head, dispatched last, from three waves of CTAs on, for D = 128 and T >= 3, where it
+       was measured (T=2 B=64 and B=32 T=4, two waves, were slower). K (docs/PERF.md, sessions 45-46; gdn bench, the
+       rule against none):
        - T <= 4: 2/11 of the resident CTAs (96 on the H200), the best or within 0.15 us of it at B=64, 96, 128 and
          256 among K = 16-192: T=4 B=64 72.2 -> 71.5 us, B=256 273.7 -> 271.8, T=3 B=64 70.9 -> 70.5;
        - T > 4: that or 1/32 of the heads, the fewer: T=8 B=64 96.7 -> 95.6 at 64 (97.7 at 96), B=256 372.0 ->
@@ -1444,35 +1429,28 @@ static cudaError_t launch_fast_pairs(gdn_cuda_params p, cudaLaunchConfig_t cfg, 
        B=128 139.2 -> 138.0-138.1, B=256 272.3 -> 270.8, T=3 B=256 269.7-269.8 -> 268.35 at 132 heads; T=8 B=64 was 1.6
        slower (session 46, runs 8-9).
        p.fast_tail, p.fast_front: the backend's requests (-1 automatic, 0 none, K forced), then the counts. */
-    int64_t tail = 0, front = 0;
-    const bool halves = D == 128 && !persistent && jlog >= 1 && 2 * items <= 0x7fffffff; /* the kernel maps them */
-    if (halves && p.fast_tail != 0) {
-        if (p.fast_tail > 0) {
-            tail = p.fast_tail < heads ? p.fast_tail : heads;
-        } else if (p.T >= 3) {
-            int ps = per_sm;
-            if (!ps) {
-                cudaError_t e = resident(jlog, &ps);
-                if (e != cudaSuccess)
-                    return e;
-            }
-            const int64_t slots = (int64_t)ps * num_sms;
-            if (items >= 3 * slots) {
-                tail = 2 * slots / 11;
-                tail = p.T <= 4 || heads / 32 > tail ? tail : heads / 32;
-                tail = tail < 1 ? 1 : tail < heads ? tail : heads;
-            }
-        }
+    pairs_plan_in pin;
+    pin.D = D;
+    pin.T = (int)p.T;
+    pin.heads = p.N * p.Hv;
+    pin.jlog = jlog;
+    pin.per_sm = per_sm;
+    pin.num_sms = num_sms;
+    pin.ask = ask;
+    pin.fast_j = fast_j;
+    pin.tail_req = p.fast_tail;
+    pin.front_req = p.fast_front;
+    const pairs_plan plan = pairs_plan_grid(&pin);
+    const int form = plan.form;
+    if (form == 4) { /* ranges: fast_pairs_kernel<128, ..., RANGE> */
+        fn = pick_pairs<128, true>(p.dtype, cv);
+        cudaError_t e = pairs_raise(fn, 18 + which, D, esz);
+        if (e != cudaSuccess)
+            return e;
     }
-    if (halves) { /* automatic: the tail's K where the rule (a requested tail of -1) gave one, at T <= 4 */
-        front = p.fast_front > 0 ? p.fast_front : p.fast_front < 0 && p.fast_tail < 0 && p.T <= 4 ? tail : 0;
-        front = front < heads - tail ? front : heads - tail;
-    }
-    p.fast_tail = (int)tail;
-    p.fast_front = (int)front;
-    grid += (tail + front) * (tiles >> jlog);
-    if (grid > 0x7fffffff)
-        grid = 0x7fffffff;
+    p.fast_tail = plan.tail;
+    p.fast_front = plan.front;
+    const int64_t grid = plan.grid, tail = plan.tail, front = plan.front;
     cfg.blockDim = dim3(FAST_THREADS, 1, 1);
     cfg.gridDim = dim3((unsigned)grid, 1, 1);
     cfg.dynamicSmemBytes = (size_t)smem;
