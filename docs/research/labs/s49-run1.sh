@@ -1,6 +1,6 @@
 #!/bin/bash
 # Written in session 48 (no device lent that session) for session 49: one device command, carry .cubin (m59, gs,
-# tl4: s49-build.sh). Issue 4's question: why do the persistent grids lose at T <= 5 (verify T=4 B=64: one item per
+# rd, tl4: s49-build.sh). Issue 4's question: why do the persistent grids lose at T <= 5 (verify T=4 B=64: one item per
 # CTA 71.6 us, persistent 74.0, ranges 76.2; session 47) and win from T=7?
 #  1. m59 checked: test_cuda quick (the grids' counts printed). Every bench row prints gdn bench's own check (err, ok).
 #  2. gdn bench verify B=64 at T=4 and T=8, two rounds: m59 by its rule; one item per CTA without front or tail; gs's
@@ -9,11 +9,14 @@
 #     8192 (2 and 1 tiles a CTA). If ranges at K = 2048 match one item per CTA, the RANGE code costs nothing and the
 #     loss is in walking several items. And one item per CTA with the items scrambled (gs, GDN_LAB_SCRAMBLE=1029: CTA
 #     b takes item 1029 b mod 2048, so the resident CTAs' heads spread over the whole state as the ranges' do; m=1:
-#     unscrambled, the lab's own cost): if that is as slow as ranges, the loss is the spread, not the walk.
+#     unscrambled, the lab's own cost): if that is as slow as ranges, the loss is the spread, not the walk. And the
+#     candidate fix for that case, rd's "ranges in rounds" (s48-pairs-range-rounds.patch): full rounds of a head per
+#     CTA over a window of consecutive heads, then the remainder as ranges, so that the CTAs end together. The same
+#     at B=256 (one round).
 #  3. tl4's per-item timeline (s47-timeline3.py) at T=4 and T=8 B=64: one item per CTA, persistent, ranges, and
 #     ranges at K = 2048.
 set -u
-L=/tmp/L; mkdir -p $L; for p in m59 gs tl4; do tar -C $L -xJf .cubin/$p.txz; done
+L=/tmp/L; mkdir -p $L; for p in m59 gs rd tl4; do tar -C $L -xJf .cubin/$p.txz; done
 f() { grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
 one() { local l=$1; shift; local j; j=$(timeout 90 env "$@" --backend cuda --json 2>>$OUT/stderr.txt)
   echo "$l $j" >> $OUT/json.txt
@@ -35,7 +38,17 @@ for T in 4 8; do for r in 1 2; do
   for m in 1 1029; do
     one "T=$T r$r gs one item a CTA, scrambled m=$m" GDN_CUDA_FAST_LPR=5 GDN_CUDA_FAST_TAIL=0 GDN_CUDA_FAST_FRONT=0 \
       GDN_LAB_SCRAMBLE=$m $L/gs/gdn bench --B 64 --T $T; done
+  one "T=$T r$r rd ranges in rounds" GDN_CUDA_FAST_LPR=4 $L/rd/gdn bench --B 64 --T $T
 done; done
+for T in 4 8; do
+  one "B=256 T=$T m59 rule" X=1 $L/m59/gdn bench --B 256 --T $T
+  one "B=256 T=$T gs ranges K=528" GDN_CUDA_FAST_LPR=4 $L/gs/gdn bench --B 256 --T $T
+  one "B=256 T=$T gs one item a CTA, scrambled m=1029" GDN_CUDA_FAST_LPR=5 GDN_CUDA_FAST_TAIL=0 GDN_CUDA_FAST_FRONT=0 \
+    GDN_LAB_SCRAMBLE=1029 $L/gs/gdn bench --B 256 --T $T
+  one "B=256 T=$T m59 one item a CTA, no front, tail" GDN_CUDA_FAST_LPR=5 GDN_CUDA_FAST_TAIL=0 GDN_CUDA_FAST_FRONT=0 \
+    $L/m59/gdn bench --B 256 --T $T
+  one "B=256 T=$T rd ranges in rounds" GDN_CUDA_FAST_LPR=4 $L/rd/gdn bench --B 256 --T $T
+done
 echo "bench done at $((SECONDS-S)) s"
 for T in 4 8; do for g in 5 3 4 4:2048; do
   lpr=${g%%:*}; k=0; [ "$g" != "$lpr" ] && k=${g#*:}; n=${T}_${lpr}_$k
