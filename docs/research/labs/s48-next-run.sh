@@ -2,10 +2,11 @@
 # Written in session 47 for the next session (not run): m58 (c07ce3e's Release build; HEAD's kernels: the pairs
 # kernel's grids above T=5) on every row of issues 4 and 5 and on verify T=6 and T=8, one round, and fla beside it in
 # the same command (s37-bench-fla.py on the git-ignored .fla, never committed), its usual rows and fused_recurrent at
-# T=8 B=64 and 256. Carry .cubin (m58.txz) and .fla.
+# T=8 B=64 and 256. Carry .cubin (m58.txz) and .fla. Another build: M=NAME (session 48: s49-run2.sh runs it on m59).
 set -u
-L=/tmp/L; mkdir -p $L; tar -C $L -xJf .cubin/m58.txz
-G=$L/m58/gdn
+M=${M:-m58}
+L=/tmp/L; mkdir -p $L; tar -C $L -xJf .cubin/$M.txz
+G=$L/$M/gdn
 f() { grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2; }
 one() { local l=$1; shift; local j; j=$(timeout 90 env "$@" --backend cuda --json 2>>$OUT/stderr.txt); echo "$j" >> $OUT/json.txt
   printf '%-40s %9s us  %%BW %7s err %s ok %s\n' "$l" "$(echo "$j" | f median_us)" "$(echo "$j" | f pct_mem_bw)" "$(echo "$j" | f rel_err)" "$(echo "$j" | f ok)"; }
