@@ -12,7 +12,7 @@
 #     unscrambled, the lab's own cost): if that is as slow as ranges, the loss is the spread, not the walk. And the
 #     candidate fix for that case, rd's "ranges in rounds" (s48-pairs-range-rounds.patch): full rounds of a head per
 #     CTA over a window of consecutive heads, then the remainder as ranges, so that the CTAs end together. The same
-#     at B=256 (one round).
+#     at B=256 (one round), and there at T=2 too (ranges 7.6% slower than one item per CTA in session 47).
 #  3. tl4's per-item timeline (s47-timeline3.py) at T=4 and T=8 B=64: one item per CTA, persistent, ranges, and
 #     ranges at K = 2048.
 set -u
@@ -40,7 +40,7 @@ for T in 4 8; do for r in 1 2; do
       GDN_LAB_SCRAMBLE=$m $L/gs/gdn bench --B 64 --T $T; done
   one "T=$T r$r rd ranges in rounds" GDN_CUDA_FAST_LPR=4 $L/rd/gdn bench --B 64 --T $T
 done; done
-for T in 4 8; do
+for T in 2 4 8; do
   one "B=256 T=$T m59 rule" X=1 $L/m59/gdn bench --B 256 --T $T
   one "B=256 T=$T gs ranges K=528" GDN_CUDA_FAST_LPR=4 $L/gs/gdn bench --B 256 --T $T
   one "B=256 T=$T gs one item a CTA, scrambled m=1029" GDN_CUDA_FAST_LPR=5 GDN_CUDA_FAST_TAIL=0 GDN_CUDA_FAST_FRONT=0 \
