@@ -13,6 +13,9 @@
 #     candidate fix for that case, rd's "ranges in rounds" (s48-pairs-range-rounds.patch): full rounds of a head per
 #     CTA over a window of consecutive heads, then the remainder as ranges, so that the CTAs end together. The same
 #     at B=256 (one round), and there at T=2 too (ranges 7.6% slower than one item per CTA in session 47).
+#     Then B=64 without programmatic launches (GDN_CUDA_PDL=0): one item per CTA lets the next call's first wave
+#     start (and prefetch) while this call drains, persistent grids hold every slot to their end; if one item per
+#     CTA loses its lead at T=4 without PDL, that overlap is part of it.
 #  3. tl4's per-item timeline (s47-timeline3.py) at T=4 and T=8 B=64: one item per CTA, persistent, ranges, and
 #     ranges at K = 2048.
 set -u
@@ -40,6 +43,11 @@ for T in 4 8; do for r in 1 2; do
       GDN_LAB_SCRAMBLE=$m $L/gs/gdn bench --B 64 --T $T; done
   one "T=$T r$r rd ranges in rounds" GDN_CUDA_FAST_LPR=4 $L/rd/gdn bench --B 64 --T $T
 done; done
+for T in 4 8; do # without programmatic launches: does one item per CTA win at T=4 by overlapping the previous call?
+  one "T=$T PDL=0 m59 rule" GDN_CUDA_PDL=0 $L/m59/gdn bench --B 64 --T $T
+  one "T=$T PDL=0 gs persistent K=528" GDN_CUDA_PDL=0 GDN_CUDA_FAST_LPR=3 $L/gs/gdn bench --B 64 --T $T
+  one "T=$T PDL=0 gs ranges K=528" GDN_CUDA_PDL=0 GDN_CUDA_FAST_LPR=4 $L/gs/gdn bench --B 64 --T $T
+done
 for T in 2 4 8; do
   one "B=256 T=$T m59 rule" X=1 $L/m59/gdn bench --B 256 --T $T
   one "B=256 T=$T gs ranges K=528" GDN_CUDA_FAST_LPR=4 $L/gs/gdn bench --B 256 --T $T
