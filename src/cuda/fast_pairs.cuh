@@ -183,10 +183,8 @@ __global__ void __launch_bounds__(FAST_THREADS, 4) fast_pairs_kernel(const __gri
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lr = lane % FL, grp = lane / FL;
     const int T = (int)P.T, Hv = P.Hv;
-    /* this CTA's items (pairs_map.h): one item per CTA with the launcher's front and tail at half the tiles
-       (D = 128 only: at D = 256 the mapping cost spills, and nothing was measured there), the persistent grid's
-       items b + k G, or (RANGE: D = 128, J = TILES) the tiles [b tt / G, (b + 1) tt / G) of the call's tt = N Hv
-       TILES (fewer than 2^31: the launcher), each head's tiles among them as one item */
+    /* this CTA's items (pairs_map.h, pairs_cta_walk); a front and tail are mapped at D = 128 only (at D = 256 the
+       mapping cost spills, and nothing was measured there) */
     static_assert(!RANGE || D == 128, "fast_pairs_kernel: the range grid is compiled for D = 128");
     const pairs_walk W = pairs_cta_walk(blockIdx.x, gridDim.x, (int64_t)P.N * Hv, TILES, P.fast_jlog, P.fast_front,
                                         P.fast_tail, RANGE, D == 128);

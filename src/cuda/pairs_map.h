@@ -102,11 +102,27 @@ typedef struct {
     int tail, front;
 } pairs_plan;
 
-/* The rule (measured on the H200: recurrent.cu, launch_fast_pairs, and docs/PERF.md sessions 45-47): ranges from
-   T = 7 where the heads are at least twice the resident CTAs, persistent from T = 6 otherwise, one CTA per item up
-   to T = 5 (D = 128, J automatic); with one CTA per item (D = 128, at least 2 tiles per item) from three waves of
-   items on at T >= 3 a tail of 2/11 of the resident CTAs (at T > 4 at most 1/32 of the heads), and at T <= 4 a front
-   as large. */
+/* The rule (D = 128, J automatic): ranges from T = 7 where the heads are at least twice the resident CTAs,
+   persistent from T = 6 otherwise, one CTA per item up to T = 5. H200, Qwen3.6 layer, gdn bench, one item per CTA /
+   persistent / ranges (docs/PERF.md, session 47): verify T=8 B=64 94.5-95.0 / 92.5-92.6 / 90.3-91.3 us, B=128
+   186.5-186.7 / 184.5-184.6 / 179.5-179.6, B=256 370.3-370.6 / 362.6-362.8 / 356.2-356.4, B=32 49.6-49.7 / 47.8-47.9 /
+   48.5; T=7 B=64 87.0-87.3 / 84.0-86.9 / 82.7-83.1, B=256 343.0-343.1 / 334.0-334.2 / 327.9-329.8; T=6 B=64 79.4-80.7
+   / 78.4-78.5 / 80.0, B=256 315.2-316.3 / 304.5-304.6 / 313.4; T=5 B=64 74.6-75.0 / 75.5-75.6 / 78.3-78.4, B=256
+   289.9-290.0 / 295.1 / 308.1; T=4 B=64 71.6 / 74.0 / 76.2, B=256 271.1 / 289.8-290.0 / 298.7-298.8.
+   With one CTA per item, the grid's drain: a CTA's rate is set by its own chain, not by how many CTAs share the HBM,
+   so as the last wave's CTAs finish at different times the HBM idles (H200 verify T=4 B=64: 16 us CTAs, about 6 us
+   lost; a per-CTA timeline, docs/PERF.md session 45). The last K heads therefore run at half the tiles per CTA, two
+   CTAs a head, dispatched last, from three waves of CTAs on, for D = 128 and T >= 3, where it was measured (T=2 B=64
+   and B=32 T=4, two waves, were slower). K (docs/PERF.md, sessions 45-46; gdn bench, the rule against none):
+   - T <= 4: 2/11 of the resident CTAs (96 on the H200), the best or within 0.15 us of it at B=64, 96, 128 and 256
+     among K = 16-192: T=4 B=64 72.2 -> 71.5 us, B=256 273.7 -> 271.8, T=3 B=64 70.9 -> 70.5;
+   - T > 4: that or 1/32 of the heads, the fewer: T=8 B=64 96.7 -> 95.6 at 64 (97.7 at 96), B=256 372.0 -> 370.3-370.6
+     at 96 (374.8-375.0 at 256); T=5 B=64 75.2-75.5 -> 74.7-75.0 at 64 (77.1-77.2 at 96).
+   Where the rule runs at T <= 4, the first K heads likewise run at half the tiles per CTA, dispatched first, so that
+   the first wave's slots turn over at different times (the waves stayed in step: docs/PERF.md, session 45): gdn
+   bench verify T=4 B=64 71.65-71.69 -> 71.60-71.61 us, B=96 105.4 -> 104.7 (at 66 heads; 96 not measured), B=128
+   139.2 -> 138.0-138.1, B=256 272.3 -> 270.8, T=3 B=256 269.7-269.8 -> 268.35 at 132 heads; T=8 B=64 was 1.6 slower
+   (session 46, runs 8-9). */
 PAIRS_HD pairs_plan pairs_plan_grid(const pairs_plan_in *in)
 {
     pairs_plan o;
